@@ -1,0 +1,97 @@
+// @ts-check
+import js from "@eslint/js";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+/** Only these files may import the MCP SDK: a future SDK v2 move stays in three places. */
+const SDK_IMPORTERS = ["src/registry/transport.ts", "src/registry/connection.ts", "src/server/**"];
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "test/fixtures/corpus/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js", "test/fixtures/upstreams/*.mjs"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "no-console": "error",
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: SDK_IMPORTERS,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+              message:
+                "Only the transport factory, the upstream connection and src/server/ import the SDK.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Dependency direction: index → proxy → server → executor → registry; config, errors, logger are leaves.
+    files: [
+      "src/registry/**/*.ts",
+      "src/compression/**/*.ts",
+      "src/config/**/*.ts",
+      "src/health/**/*.ts",
+    ],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/server/*", "**/executor/*", "**/proxy.js", "**/index.js"],
+              message: "Lower layers never import upper layers.",
+            },
+            {
+              group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+              message:
+                "Only the transport factory, the upstream connection and src/server/ import the SDK.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/registry/transport.ts", "src/registry/connection.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/server/*", "**/executor/*", "**/proxy.js"],
+              message: "Lower layers never import upper layers.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["test/**", "bench/**", "*.js"],
+    rules: { "no-console": "off" },
+  },
+  {
+    files: ["**/*.js", "**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

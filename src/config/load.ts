@@ -1,0 +1,283 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { z } from "zod";
+import { ProxyError } from "../errors.js";
+import { expandVars, MissingVariableError } from "./expand.js";
+import {
+  COMPRESSION_KEYS,
+  FOREIGN_SERVER_KEYS,
+  SERVER_KEYS,
+  SERVER_NAME,
+  serverEntrySchema,
+  settingsSchema,
+  TOP_KEYS,
+} from "./schema.js";
+import { suggest } from "./suggest.js";
+
+/** How to start or reach one upstream, after validation and `${VAR}` expansion. */
+export type UpstreamSpec =
+  | {
+      transport: "stdio";
+      command: string;
+      args: string[];
+      /** Only the variables the config sets; the safe default environment is added at spawn. */
+      env: Record<string, string>;
+      cwd?: string;
+      /** Pass the proxy's whole environment to the child instead of the safe default. */
+      inheritEnv: boolean;
+    }
+  | { transport: "http" | "sse"; url: string; headers: Record<string, string> };
+
+export interface ServerConfig {
+  name: string;
+  spec: UpstreamSpec;
+  description?: string;
+  /** Per-request timeout for this server, in ms. */
+  timeoutMs: number;
+}
+
+export type ResultCompression = "auto" | "toon" | "json" | "off";
+export type SchemaCompression = "typescript" | "json";
+
+export interface Config {
+  /** Absolute path of the file the config came from (for messages). */
+  file: string;
+  servers: ServerConfig[];
+  discoveryTimeoutMs: number;
+  compression: { results: ResultCompression; schemas: SchemaCompression };
+  /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
+  warnings: string[];
+  /** Values that must never be logged: env values, header values. */
+  secrets: string[];
+}
+
+export const DEFAULTS = {
+  discoveryTimeoutMs: 15_000,
+  callTimeoutMs: 60_000,
+} as const;
+
+/** A config that cannot be used. `problems` each name a key path, what is wrong and the fix. */
+export class ConfigError extends ProxyError {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(
+      "CONFIG_INVALID",
+      `invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
+  }
+}
+
+/** Read, parse, validate and expand a config file. Throws ConfigError. */
+export function loadConfig(
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Config {
+  const abs = path.resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(abs, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(abs, [
+      code === "ENOENT"
+        ? 'file not found. Pass the path of a JSON file with an "mcpServers" object (see config.example.json).'
+        : `cannot read the file (${code ?? "unknown error"}). Check its permissions.`,
+    ]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(abs, [
+      `not valid JSON: ${(err as Error).message}. Fix the syntax (comments and trailing commas are not allowed).`,
+    ]);
+  }
+  return parseConfig(raw, abs, env);
+}
+
+/** Validate an already-parsed config object. Throws ConfigError listing every problem found. */
+export function parseConfig(
+  raw: unknown,
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Config {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const secrets: string[] = [];
+
+  if (!isObject(raw)) {
+    throw new ConfigError(file, [
+      '(root): must be a JSON object like { "mcpServers": { "name": { "command": "..." } } }.',
+    ]);
+  }
+  for (const key of Object.keys(raw)) {
+    if (!TOP_KEYS.includes(key)) problems.push(unknownKey(key, key, TOP_KEYS));
+  }
+  if (isObject(raw.compression)) {
+    for (const key of Object.keys(raw.compression)) {
+      if (!COMPRESSION_KEYS.includes(key))
+        problems.push(unknownKey(`compression.${key}`, key, COMPRESSION_KEYS));
+    }
+  }
+  if (!("mcpServers" in raw)) {
+    problems.push(
+      'mcpServers: missing. Add an object of servers, e.g. "mcpServers": { "memory": { "command": "npx", "args": ["@modelcontextprotocol/server-memory"] } }.',
+    );
+    throw new ConfigError(file, problems);
+  }
+
+  const known = Object.fromEntries(Object.entries(raw).filter(([k]) => TOP_KEYS.includes(k)));
+  const settings = settingsSchema.safeParse(known);
+  if (!settings.success) {
+    problems.push(...settings.error.issues.map((i) => zodProblem(i, [])));
+    throw new ConfigError(file, problems);
+  }
+  const s = settings.data;
+  const entries = Object.entries(s.mcpServers);
+  if (entries.length === 0) {
+    problems.push(
+      "mcpServers: is empty. Add at least one server; a proxy with no servers has nothing to offer.",
+    );
+  }
+  const callTimeoutMs = s.callTimeout ?? DEFAULTS.callTimeoutMs;
+
+  const servers: ServerConfig[] = [];
+  for (const [name, entry] of entries) {
+    const at = `mcpServers.${name}`;
+    if (!SERVER_NAME.test(name)) {
+      problems.push(
+        `${at}: server names may use only letters, digits, "_" and "-" (they prefix tool refs like "${name.replace(/[^A-Za-z0-9_-]/g, "_")}.tool"). Rename the server.`,
+      );
+      continue;
+    }
+    if (!isObject(entry)) {
+      problems.push(`${at}: must be an object with "command" (stdio) or "url" (http/sse).`);
+      continue;
+    }
+    const ours: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(entry)) {
+      if ((SERVER_KEYS as readonly string[]).includes(key)) ours[key] = value;
+      else if (key in FOREIGN_SERVER_KEYS)
+        warnings.push(
+          `${at}.${key}: ${FOREIGN_SERVER_KEYS[key]}'s key, not supported by mcpx; ignored.`,
+        );
+      else problems.push(unknownKey(`${at}.${key}`, key, SERVER_KEYS));
+    }
+    if (ours.type === undefined) {
+      if (typeof ours.command === "string") ours.type = "stdio";
+      else if (typeof ours.url === "string") ours.type = "http";
+    }
+    const parsed = serverEntrySchema.safeParse(ours);
+    if (!parsed.success) {
+      problems.push(...parsed.error.issues.map((i) => zodProblem(i, ["mcpServers", name])));
+      continue;
+    }
+    const e = parsed.data;
+    if (e.disabled) {
+      warnings.push(`${at}: disabled; skipped.`);
+      continue;
+    }
+    const expand = (value: string, key: string): string => {
+      try {
+        return expandVars(value, env);
+      } catch (err) {
+        if (!(err instanceof MissingVariableError)) throw err;
+        problems.push(
+          `${at}.${key}: environment variable ${err.variable} is not set. Set it, or give a default with \${${err.variable}:-default}.`,
+        );
+        return value;
+      }
+    };
+    const expandMap = (map: Record<string, string> | undefined, key: string) =>
+      Object.fromEntries(
+        Object.entries(map ?? {}).map(([k, v]) => [k, expand(v, `${key}.${k}`)] as const),
+      );
+
+    let spec: UpstreamSpec;
+    if (e.type === "stdio") {
+      spec = {
+        transport: "stdio",
+        command: expand(e.command, "command"),
+        args: (e.args ?? []).map((a, i) => expand(a, `args[${i}]`)),
+        env: expandMap(e.env, "env"),
+        inheritEnv: e.inheritEnv ?? s.inheritEnv ?? false,
+        ...(e.cwd !== undefined && { cwd: path.resolve(path.dirname(file), e.cwd) }),
+      };
+      secrets.push(...Object.values(spec.env));
+    } else {
+      spec = {
+        // "streamable-http" is what Cursor and others write for Claude Code's "http".
+        transport: e.type === "sse" ? "sse" : "http",
+        url: expand(e.url, "url"),
+        headers: expandMap(e.headers, "headers"),
+      };
+      secrets.push(...Object.values(spec.headers));
+      const url = new URL(spec.url);
+      if (url.password) secrets.push(url.password);
+    }
+    servers.push({
+      name,
+      spec,
+      timeoutMs: e.timeout ?? callTimeoutMs,
+      ...(e.description !== undefined && { description: e.description }),
+    });
+  }
+
+  if (problems.length > 0) throw new ConfigError(file, problems);
+  if (servers.length === 0) {
+    throw new ConfigError(file, [
+      "mcpServers: every server is disabled. Enable at least one; a proxy with no servers has nothing to offer.",
+    ]);
+  }
+  return {
+    file,
+    servers,
+    discoveryTimeoutMs: s.discoveryTimeout ?? DEFAULTS.discoveryTimeoutMs,
+    compression: {
+      results: s.compression?.results ?? "auto",
+      schemas: s.compression?.schemas ?? "typescript",
+    },
+    warnings,
+    secrets,
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function unknownKey(at: string, key: string, known: readonly string[]): string {
+  const guess = suggest(key, known);
+  return guess
+    ? `${at}: unknown key. Did you mean "${guess}"?`
+    : `${at}: unknown key. Known keys here: ${known.join(", ")}.`;
+}
+
+function zodProblem(issue: z.core.$ZodIssue, prefix: (string | number)[]): string {
+  const at = formatPath([
+    ...prefix,
+    ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p)),
+  ]);
+  let message = issue.message;
+  // Zod's default messages say what is wrong; add how to fix the common ones.
+  if (issue.code === "invalid_type") message = `must be ${article(issue.expected)}`;
+  if (issue.code === "invalid_value")
+    message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  return `${at || "(root)"}: ${message}.`;
+}
+
+function article(type: string): string {
+  if (type === "record" || type === "object") return "an object";
+  if (type === "array") return "an array";
+  if (type === "int") return "an integer";
+  return `a ${type}`;
+}
+
+function formatPath(parts: (string | number)[]): string {
+  return parts.reduce<string>(
+    (acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p),
+    "",
+  );
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+
+/** Server names prefix tool refs (`server.tool`), so they cannot contain dots. */
+export const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
+
+const stringMap = z.record(z.string(), z.string());
+const timeoutMs = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 3600 * 1000);
+
+/** Keys mcpx understands in a server entry, whatever its transport. */
+const common = {
+  /** One-line summary shown in the catalog instead of the server's own instructions. */
+  description: z.string().optional(),
+  /** Skip this server entirely (Cline and others write this key). */
+  disabled: z.boolean().optional(),
+  /** Per-request timeout in milliseconds (Claude Code's key). */
+  timeout: timeoutMs.optional(),
+};
+
+const stdioServer = z.strictObject({
+  type: z.literal("stdio"),
+  command: z.string().min(1, { error: "must be a non-empty command (an executable or path)" }),
+  args: z.array(z.string()).optional(),
+  env: stringMap.optional(),
+  cwd: z.string().optional(),
+  inheritEnv: z.boolean().optional(),
+  ...common,
+});
+
+const remoteServer = z.strictObject({
+  type: z.enum(["http", "streamable-http", "sse"]),
+  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+  headers: stringMap.optional(),
+  ...common,
+});
+
+/** A server entry after foreign keys are removed and `type` is inferred. */
+export const serverEntrySchema = z.discriminatedUnion("type", [stdioServer, remoteServer], {
+  error: 'must have "command" (a stdio server) or "url" (an http/sse server)',
+});
+export type ServerEntry = z.infer<typeof serverEntrySchema>;
+
+/** Keys of ours that may appear in a server entry. */
+export const SERVER_KEYS = [
+  "type",
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "inheritEnv",
+  "url",
+  "headers",
+  "description",
+  "disabled",
+  "timeout",
+] as const;
+
+/**
+ * Keys other clients write in server entries. Accepted so their configs load as they are, and
+ * ignored with one warning each, since mcpx has no equivalent yet.
+ */
+export const FOREIGN_SERVER_KEYS: Readonly<Record<string, string>> = {
+  alwaysLoad: "Claude Code",
+  oauth: "Claude Code",
+  headersHelper: "Claude Code",
+  envFile: "VS Code / Cursor",
+  autoApprove: "Cline",
+  alwaysAllow: "Cline",
+  transportType: "Cline",
+  networkTimeout: "Cline",
+  gallery: "VS Code",
+  version: "VS Code",
+  dev: "VS Code",
+  trust: "Gemini CLI",
+  includeTools: "Gemini CLI",
+  excludeTools: "Gemini CLI",
+};
+
+export const compressionSchema = z.strictObject({
+  results: z.enum(["auto", "toon", "json", "off"]).optional(),
+  schemas: z.enum(["typescript", "json"]).optional(),
+});
+
+/** Top-level mcpx settings (mcpServers is validated entry by entry). */
+export const settingsSchema = z.strictObject({
+  $schema: z.string().optional(),
+  mcpServers: z.record(z.string(), z.unknown()),
+  inheritEnv: z.boolean().optional(),
+  /** How long discovery of one upstream may take at startup, in ms. */
+  discoveryTimeout: timeoutMs.optional(),
+  /** Default per-call timeout in ms (a server's own `timeout` wins). */
+  callTimeout: timeoutMs.optional(),
+  compression: compressionSchema.optional(),
+});
+
+export const TOP_KEYS = Object.keys(settingsSchema.shape);
+export const COMPRESSION_KEYS = Object.keys(compressionSchema.shape);

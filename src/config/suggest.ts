@@ -1,0 +1,28 @@
+import { closest, distance } from "fastest-levenshtein";
+
+/** The closest of `candidates` to `input`, if it is close enough to be a plausible typo. */
+export function suggest(input: string, candidates: readonly string[]): string | undefined {
+  if (candidates.length === 0) return undefined;
+  const lower = input.toLowerCase();
+  const byCase = candidates.find((c) => c.toLowerCase() === lower);
+  if (byCase) return byCase;
+  const best = closest(input, [...candidates]);
+  // Allow roughly one edit per three characters: "comand" → "command", but not "x" → "env".
+  return distance(input, best) <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+/** Up to `limit` candidates ordered by edit distance, for "did you mean" lists. */
+export function nearest(input: string, candidates: readonly string[], limit = 3): string[] {
+  const lower = input.toLowerCase();
+  return candidates
+    .map((c) => {
+      const cl = c.toLowerCase();
+      // Substring matches ("issue" in "list_issues") rank above raw edit distance.
+      const bonus = cl.includes(lower) || lower.includes(cl) ? -100 : 0;
+      return { c, d: distance(lower, cl) + bonus };
+    })
+    .filter(({ c, d }) => d < 0 || d <= Math.max(2, Math.floor(c.length / 2)))
+    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+    .slice(0, limit)
+    .map(({ c }) => c);
+}

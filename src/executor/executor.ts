@@ -1,0 +1,267 @@
+import type { ResultCompression } from "../config/load.js";
+import { nearest } from "../config/suggest.js";
+import { compressResult } from "../compression/result.js";
+import { signature } from "../compression/signature.js";
+import { errorMessage } from "../errors.js";
+import type { Logger } from "../logger.js";
+import type { Progress } from "../registry/connection.js";
+import { SessionPool } from "../registry/pool.js";
+import type { Registry, ServerState } from "../registry/registry.js";
+import { parseToolRef } from "../registry/toolref.js";
+import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
+import { ArgumentValidator } from "./validate.js";
+
+/** What the downstream request brings to a call: cancellation and progress. */
+export interface CallContext {
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface ExecutorOptions {
+  logger: Logger;
+  compression: ResultCompression;
+}
+
+/** JSON-RPC codes the SDK uses for its own client-side failures. */
+const SDK_REQUEST_TIMEOUT = -32001;
+const SDK_CONNECTION_CLOSED = -32000;
+
+/**
+ * Runs one `call`: resolve the tool ref → validate arguments → take an isolated session →
+ * forward → shape the result. Every failure comes back as an `isError` result that names the
+ * server and the next step; nothing here throws to the caller.
+ */
+export class Executor {
+  private readonly pools = new Map<string, SessionPool>();
+  private readonly validator = new ArgumentValidator();
+  private readonly log: Logger;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly options: ExecutorOptions,
+  ) {
+    this.log = options.logger;
+  }
+
+  async call(ref: string, rawArgs: unknown, ctx: CallContext = {}): Promise<ToolResult> {
+    const resolved = this.resolve(ref);
+    if ("error" in resolved) return textResult(resolved.error, true);
+    const { server, tool } = resolved;
+
+    const args = parseArguments(rawArgs);
+    if ("error" in args)
+      return textResult(
+        `${args.error}\nSignature: ${server.name}.${signature(tool.name, tool.inputSchema)}`,
+        true,
+      );
+    const check = this.validator.validate(tool.inputSchema, args.value);
+    if (!check.ok) {
+      return textResult(
+        `Invalid arguments for ${server.name}.${tool.name}:\n${check.problems.map((p) => `- ${p}`).join("\n")}\n` +
+          `Signature: ${server.name}.${signature(tool.name, tool.inputSchema)}\n` +
+          `Fix the arguments and call again; describe("${server.name}.${tool.name}") shows the full schema.`,
+        true,
+      );
+    }
+
+    const started = performance.now();
+    const timeoutMs = server.config.timeoutMs;
+    let lease;
+    try {
+      lease = await this.pool(server.name).acquire();
+    } catch (err) {
+      return textResult(
+        `Server "${server.name}" could not be started for this call: ${errorMessage(err)}. ` +
+          `Other servers are unaffected; try again later or use describe() to see server status.`,
+        true,
+      );
+    }
+    try {
+      const result = await lease.session.callTool(tool.name, args.value, {
+        timeoutMs,
+        ...(ctx.signal && { signal: ctx.signal }),
+        ...(ctx.onProgress && { onProgress: ctx.onProgress }),
+      });
+      this.log.debug(
+        `call ${server.name}.${tool.name} ok in ${(performance.now() - started).toFixed(1)} ms`,
+      );
+      return compressResult(result, this.options.compression);
+    } catch (err) {
+      this.log.info(`call ${server.name}.${tool.name} failed: ${errorMessage(err)}`);
+      return textResult(upstreamFailure(server.name, tool.name, err, timeoutMs), true);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Read a resource from the server that lists it (or the one named). */
+  async readResource(
+    uri: string,
+    serverName?: string,
+    ctx: CallContext = {},
+  ): Promise<{ result: ReadResourceResult } | { error: string }> {
+    const found = this.resourceServer(uri, serverName);
+    if ("error" in found) return found;
+    const target = found.server;
+    let lease;
+    try {
+      lease = await this.pool(target.name).acquire();
+    } catch (err) {
+      return { error: `Server "${target.name}" could not be started: ${errorMessage(err)}.` };
+    }
+    try {
+      const result = await lease.session.readResource(uri, {
+        timeoutMs: target.config.timeoutMs,
+        ...(ctx.signal && { signal: ctx.signal }),
+      });
+      return { result };
+    } catch (err) {
+      return {
+        error: `Server "${target.name}" could not read ${uri}: ${errorMessage(err)}. Check the URI with resources({ server: "${target.name}" }).`,
+      };
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Close every session the executor opened. */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.allSettled(pools.map((p) => p.close()));
+  }
+
+  private pool(server: string): SessionPool {
+    let pool = this.pools.get(server);
+    if (!pool) {
+      const factory = this.registry.factory(server);
+      if (!factory) throw new Error(`no client factory for ${server}`);
+      pool = new SessionPool(factory, { logger: this.log.child(server) });
+      this.pools.set(server, pool);
+    }
+    return pool;
+  }
+
+  private resolve(ref: string): { server: ServerState; tool: ToolDef } | { error: string } {
+    const servers = this.registry.servers();
+    const parsed = parseToolRef(ref);
+    if (!parsed) {
+      const asTool = servers.flatMap((s) =>
+        s.tools.filter((t) => t.name === ref).map((t) => `${s.name}.${t.name}`),
+      );
+      return {
+        error: `"${ref}" is not a tool ref: use "server.tool"${asTool.length > 0 ? `, e.g. "${asTool.join('" or "')}"` : ""}. describe() lists every tool.`,
+      };
+    }
+    const server = this.registry.server(parsed.server);
+    if (!server) {
+      const guesses = nearest(
+        parsed.server,
+        servers.map((s) => s.name),
+      );
+      return {
+        error: `Unknown server "${parsed.server}".${didYouMean(guesses)} Servers: ${servers.map((s) => s.name).join(", ")}.`,
+      };
+    }
+    const tool = server.tools.find((t) => t.name === parsed.tool);
+    if (!tool) {
+      if (server.status !== "ready") {
+        return {
+          error: `Server "${server.name}" is ${server.status}${server.error ? ` (${server.error})` : ""}, so its tools are unavailable. Other servers keep working; describe() shows status.`,
+        };
+      }
+      const guesses = nearest(
+        parsed.tool,
+        server.tools.map((t) => t.name),
+      ).map((t) => `${server.name}.${t}`);
+      return {
+        error: `Unknown tool "${parsed.tool}" on server "${server.name}".${didYouMean(guesses)} describe("${server.name}") lists its tools.`,
+      };
+    }
+    return { server, tool };
+  }
+
+  private resourceServer(
+    uri: string,
+    serverName?: string,
+  ): { server: ServerState } | { error: string } {
+    if (serverName !== undefined) {
+      const server = this.registry.server(serverName);
+      if (!server)
+        return {
+          error: `Unknown server "${serverName}". Servers: ${this.registry
+            .servers()
+            .map((s) => s.name)
+            .join(", ")}.`,
+        };
+      return { server };
+    }
+    const servers = this.registry.servers();
+    let owners = servers.filter((s) => s.resources.some((r) => r.uri === uri));
+    if (owners.length === 0)
+      owners = servers.filter((s) =>
+        s.resourceTemplates.some((t) => matchesTemplate(t.uriTemplate, uri)),
+      );
+    if (owners.length === 1 && owners[0]) return { server: owners[0] };
+    if (owners.length > 1) {
+      return {
+        error: `${uri} is offered by several servers (${owners.map((s) => s.name).join(", ")}). Pass "server" to choose one.`,
+      };
+    }
+    return {
+      error: `No server lists the resource ${uri}. resources() lists what is available; pass "server" to read from a specific one anyway.`,
+    };
+  }
+}
+
+function didYouMean(guesses: string[]): string {
+  return guesses.length > 0 ? ` Did you mean ${guesses.map((g) => `"${g}"`).join(" or ")}?` : "";
+}
+
+/** `arguments` may come as an object or, as models often send it, a JSON string. */
+function parseArguments(raw: unknown): { value: Record<string, unknown> } | { error: string } {
+  if (raw === undefined || raw === null) return { value: {} };
+  let value = raw;
+  if (typeof raw === "string") {
+    if (raw.trim() === "") return { value: {} };
+    try {
+      value = JSON.parse(raw) as unknown;
+    } catch (err) {
+      return {
+        error: `"arguments" is a string that is not valid JSON (${errorMessage(err)}). Pass an object.`,
+      };
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return {
+      error: `"arguments" must be an object of named parameters, not ${Array.isArray(value) ? "an array" : typeof value}.`,
+    };
+  }
+  return { value: value as Record<string, unknown> };
+}
+
+function upstreamFailure(server: string, tool: string, err: unknown, timeoutMs: number): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === SDK_REQUEST_TIMEOUT) {
+    return `Server "${server}" did not answer ${tool} within ${timeoutMs} ms; the call was abandoned. Try again, with smaller input, or raise "timeout" for "${server}" in the mcpx config.`;
+  }
+  if (code === SDK_CONNECTION_CLOSED) {
+    return `Server "${server}" closed the connection during ${tool} (it may have crashed). The call did not complete; it is safe to retry if the tool is idempotent.`;
+  }
+  return `Server "${server}" failed to run ${tool}: ${errorMessage(err)}`;
+}
+
+/** RFC 6570 level-1 match: `{var}` stands for one or more characters other than "/". */
+function matchesTemplate(template: string, uri: string): boolean {
+  const pattern = template
+    .split(/(\{[^}]+\})/)
+    .map((part) =>
+      part.startsWith("{")
+        ? part.startsWith("{+")
+          ? ".+"
+          : "[^/]+"
+        : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+    )
+    .join("");
+  return new RegExp(`^${pattern}$`).test(uri);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * The mcpx command: parse arguments, load config, build the proxy, serve stdio or HTTP, and
+ * shut down cleanly. Exit codes: 0 normal, 1 runtime failure, 2 bad usage or config.
+ */
+import { parseCli, UsageError, USAGE } from "./cli.js";
+import { ConfigError, loadConfig } from "./config/load.js";
+import { errorMessage } from "./errors.js";
+import { createLogger } from "./logger.js";
+import { createProxy } from "./proxy.js";
+import { serveHttp } from "./server/http.js";
+import { serveStdio } from "./server/stdio.js";
+import { VERSION } from "./version.js";
+
+async function main(): Promise<number | undefined> {
+  let cli;
+  try {
+    cli = parseCli(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`mcpx: ${err.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  // --help and --version are the only output mcpx ever writes to stdout.
+  if (cli.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (cli.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  if (cli.config === undefined) {
+    process.stderr.write(
+      `mcpx: no config file given. Pass the path of a JSON file with "mcpServers" (see config.example.json).\n\n${USAGE}\n`,
+    );
+    return 2;
+  }
+
+  const logger = createLogger({ level: cli.logLevel });
+  let config;
+  try {
+    config = loadConfig(cli.config);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`mcpx: ${err.message}\n`);
+    return 2;
+  }
+  for (const w of config.warnings) logger.warn(w);
+
+  const proxy = createProxy(config, { logger });
+  let stopServing: () => Promise<void> = async () => {};
+  let shuttingDown = false;
+  const shutdown = async (why: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info(`shutting down (${why})`);
+    // Order: stop accepting requests, then close upstream sessions and kill their processes.
+    try {
+      await stopServing();
+    } finally {
+      await proxy.close();
+    }
+    process.exit(0);
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      // A second signal means "now": skip the graceful path.
+      if (shuttingDown) process.exit(1);
+      void shutdown(signal);
+    });
+  }
+
+  await proxy.start();
+  const servers = proxy.context.registry.servers();
+  const ready = servers.filter((s) => s.status === "ready").length;
+  logger.info(`${ready}/${servers.length} upstream servers ready`);
+
+  if (cli.port === undefined) {
+    const stdio = await serveStdio(proxy.context);
+    stopServing = () => stdio.close();
+    void stdio.ended.then(() => shutdown("stdin closed"));
+    logger.info("serving MCP on stdio");
+  } else {
+    const http = await serveHttp(proxy.context, { host: cli.host, port: cli.port });
+    stopServing = () => http.close();
+    if (http.portChanged) {
+      logger.warn(
+        `PORT ${cli.port} IS IN USE: serving on port ${http.port} instead. Point clients at ${http.url}`,
+      );
+    }
+    process.stderr.write(`mcpx listening on ${http.url}\n`);
+  }
+  return undefined;
+}
+
+main().then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`mcpx: fatal: ${errorMessage(err)}\n`);
+    process.exit(1);
+  },
+);
+
+// No input may crash the proxy: a stray rejection is a bug to log, not a reason to drop every client.
+process.on("unhandledRejection", (reason) => {
+  process.stderr.write(`mcpx: unhandled rejection: ${errorMessage(reason)}\n`);
+});

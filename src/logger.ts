@@ -1,0 +1,74 @@
+/**
+ * The only place that writes logs. Everything goes to stderr (or an injected sink): in stdio mode
+ * stdout carries JSON-RPC and nothing else.
+ */
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  /** A logger whose lines carry `tag` (e.g. the upstream server name). */
+  child(tag: string): Logger;
+  /** Register values that must never appear in output (env values, header values, tokens). */
+  addSecrets(values: Iterable<string>): void;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Where lines go; defaults to process.stderr. */
+  write?: (line: string) => void;
+}
+
+/** Secrets shorter than this are too likely to be common words to redact safely. */
+const MIN_SECRET_LENGTH = 4;
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? "info";
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const secrets = new Set<string>();
+
+  const redact = (text: string): string => {
+    let out = text;
+    for (const s of secrets) if (out.includes(s)) out = out.split(s).join("***");
+    return out;
+  };
+
+  const make = (tag: string | undefined): Logger => {
+    const emit = (
+      lvl: Exclude<LogLevel, "silent">,
+      msg: string,
+      fields?: Record<string, unknown>,
+    ) => {
+      if (RANK[lvl] < RANK[level]) return;
+      let line = `${new Date().toISOString()} ${lvl.toUpperCase()} ${tag ? `[${tag}] ` : ""}${msg}`;
+      if (fields && Object.keys(fields).length > 0) line += ` ${safeJson(fields)}`;
+      write(redact(line) + "\n");
+    };
+    return {
+      debug: (m, f) => emit("debug", m, f),
+      info: (m, f) => emit("info", m, f),
+      warn: (m, f) => emit("warn", m, f),
+      error: (m, f) => emit("error", m, f),
+      child: (t) => make(tag ? `${tag}/${t}` : t),
+      addSecrets: (values) => {
+        for (const v of values) if (v.length >= MIN_SECRET_LENGTH) secrets.add(v);
+      },
+    };
+  };
+  return make(undefined);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_k, v: unknown) => (v instanceof Error ? v.message : v));
+  } catch {
+    // Circular or exotic values: a log line must never throw.
+    return "[unserializable]";
+  }
+}

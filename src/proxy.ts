@@ -1,0 +1,54 @@
+/**
+ * The composition root: builds registry, executor and schema compiler for one config. Tests build
+ * whole proxies in-process with it; src/index.ts adds the CLI, transports and signals.
+ */
+import type { Config } from "./config/load.js";
+import { SchemaCompiler } from "./compression/schema.js";
+import { Executor } from "./executor/executor.js";
+import type { Logger } from "./logger.js";
+import type { ClientFactory } from "./registry/connection.js";
+import { Registry } from "./registry/registry.js";
+import type { ServerConfig } from "./config/load.js";
+import type { ProxyContext } from "./server/context.js";
+
+export interface ProxyOptions {
+  logger: Logger;
+  /** Replace how upstream sessions are opened (in-memory upstreams in tests). */
+  factoryFor?: (server: ServerConfig) => ClientFactory;
+}
+
+export interface Proxy {
+  readonly context: ProxyContext;
+  /** Discover every upstream. Never rejects: failed upstreams are recorded as failed. */
+  start(): Promise<void>;
+  /** Close every upstream session and process. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function createProxy(config: Config, options: ProxyOptions): Proxy {
+  const logger = options.logger;
+  logger.addSecrets(config.secrets);
+  const registry = new Registry(config, {
+    logger,
+    ...(options.factoryFor && { factoryFor: options.factoryFor }),
+  });
+  const executor = new Executor(registry, { logger, compression: config.compression.results });
+  const schemas = new SchemaCompiler({ mode: config.compression.schemas });
+  const context: ProxyContext = { config, logger, registry, executor, schemas };
+  let closing: Promise<void> | undefined;
+  return {
+    context,
+    start: () => registry.start(),
+    close: () => {
+      closing ??= (async () => {
+        // Call sessions first (they may hold the busiest processes), then control sessions.
+        try {
+          await executor.close();
+        } finally {
+          await registry.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}

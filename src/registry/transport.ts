@@ -1,0 +1,203 @@
+/**
+ * Transport factory: the one place that spawns upstream processes or opens HTTP connections.
+ * Imports the SDK (see eslint.config.js).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { UpstreamSpec } from "../config/load.js";
+
+type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
+type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
+
+export interface StdioTransportOptions {
+  /** Called with each complete line the child writes to stderr. */
+  onStderrLine?: (line: string) => void;
+  /** How long a child has between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+}
+
+/** Cap on one stderr line kept in memory; a flood without newlines must not grow memory. */
+const MAX_STDERR_LINE = 8 * 1024;
+
+/**
+ * A stdio client transport that owns its child's whole process group. The SDK's own transport
+ * signals only the direct child, so a server started through `npx` or a shell leaves its real
+ * process behind; we spawn detached (a new group) and signal the group.
+ */
+export class ProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private readonly readBuffer = new ReadBuffer();
+  private exited: Promise<void> | undefined;
+  private closing = false;
+
+  constructor(
+    private readonly spec: StdioSpec,
+    private readonly options: StdioTransportOptions = {},
+  ) {}
+
+  /** The child's pid once started (tests and health checks use it). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): Promise<void> {
+    if (this.child) throw new Error("ProcessTransport already started");
+    const env = this.spec.inheritEnv
+      ? { ...process.env, ...this.spec.env }
+      : { ...getDefaultEnvironment(), ...this.spec.env };
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.spec.command, this.spec.args, {
+        env,
+        cwd: this.spec.cwd,
+        stdio: ["pipe", "pipe", "pipe"],
+        shell: false,
+        // A group of its own, so close() can signal every process the server started.
+        detached: process.platform !== "win32",
+        windowsHide: true,
+      });
+      this.child = child;
+      this.exited = new Promise((done) => child.once("close", () => done()));
+      child.once("error", (err) => {
+        reject(err);
+        this.onerror?.(err);
+      });
+      child.once("spawn", () => resolve());
+      child.once("close", () => {
+        this.child = undefined;
+        this.onclose?.();
+      });
+      child.stdin?.on("error", (err) => this.onerror?.(err));
+      child.stdout?.on("error", (err) => this.onerror?.(err));
+      child.stdout?.on("data", (chunk: Buffer) => {
+        try {
+          this.readBuffer.append(chunk);
+        } catch (err) {
+          this.onerror?.(err as Error);
+          return;
+        }
+        for (;;) {
+          let message: JSONRPCMessage | null;
+          try {
+            message = this.readBuffer.readMessage();
+          } catch (err) {
+            // A line that is not JSON-RPC (a noisy server): report it and keep reading.
+            this.onerror?.(err as Error);
+            continue;
+          }
+          if (message === null) break;
+          this.onmessage?.(message);
+        }
+      });
+      this.pipeStderr(child);
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin || stdin.destroyed) {
+        reject(new Error("upstream process is not running"));
+        return;
+      }
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once("drain", resolve);
+    });
+  }
+
+  /** End stdin, SIGTERM the group, SIGKILL it after the grace period; resolves once it exited. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.closing) {
+      await this.exited;
+      return;
+    }
+    this.closing = true;
+    try {
+      child.stdin?.end();
+    } catch {
+      // Already closed: the signals below still apply.
+    }
+    signalGroup(child, "SIGTERM");
+    const grace = this.options.killGraceMs ?? 2_000;
+    let timer: NodeJS.Timeout | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        signalGroup(child, "SIGKILL");
+        resolve();
+      }, grace);
+      timer.unref();
+    });
+    try {
+      await Promise.race([this.exited, killed]);
+      await this.exited;
+    } finally {
+      clearTimeout(timer);
+      // Children of the server that ignored SIGTERM outlive the leader's exit: make sure.
+      signalGroup(child, "SIGKILL");
+      this.readBuffer.clear();
+    }
+  }
+
+  private pipeStderr(child: ChildProcess): void {
+    const onLine = this.options.onStderrLine;
+    if (!child.stderr) return;
+    if (!onLine) {
+      child.stderr.resume(); // drain, never block the child on a full pipe
+      return;
+    }
+    let partial = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      if (partial.length > MAX_STDERR_LINE) {
+        lines.push(partial.slice(0, MAX_STDERR_LINE) + "…");
+        partial = "";
+      }
+      for (const line of lines) if (line.trim()) onLine(line.trimEnd());
+    });
+    child.stderr.on("end", () => {
+      if (partial.trim()) onLine(partial.trimEnd());
+    });
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  try {
+    if (process.platform === "win32") child.kill(signal);
+    else process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone, which is what we want.
+  }
+}
+
+/** A transport for an http (streamable) or sse upstream. */
+export function createRemoteTransport(spec: RemoteSpec, kind: "http" | "sse"): Transport {
+  const url = new URL(spec.url);
+  const requestInit: RequestInit = { headers: spec.headers };
+  if (kind === "sse") {
+    return new SSEClientTransport(url, {
+      requestInit,
+      // The SSE GET uses eventSourceInit, not requestInit: forward the headers there too.
+      eventSourceInit: {
+        fetch: (input, init) =>
+          fetch(input, {
+            ...init,
+            headers: { ...(init?.headers as Record<string, string>), ...spec.headers },
+          }),
+      },
+    });
+  }
+  return new StreamableHTTPClientTransport(url, { requestInit });
+}

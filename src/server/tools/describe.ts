@@ -1,0 +1,86 @@
+import { nearest } from "../../config/suggest.js";
+import { parseToolRef } from "../../registry/toolref.js";
+import { textResult, type ToolResult } from "../../types.js";
+import { describeDescription, renderCatalog, renderServer, renderTool } from "../catalog.js";
+import type { MetaTool, ProxyContext } from "../context.js";
+
+/** `create_issue` → `CreateIssueInput`: a readable, valid TypeScript type name. */
+function typeName(tool: string, suffix: string): string {
+  const words = tool.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const base = words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("") || "Tool";
+  return `${/^[0-9]/.test(base) ? `T${base}` : base}${suffix}`;
+}
+
+async function describeOne(
+  name: string,
+  ctx: ProxyContext,
+): Promise<{ text: string; error?: true }> {
+  const servers = ctx.registry.servers();
+  const server = ctx.registry.server(name);
+  if (server) return { text: renderServer(server) };
+  const ref = parseToolRef(name);
+  const owner = ref && ctx.registry.server(ref.server);
+  const tool = owner && ref ? owner.tools.find((t) => t.name === ref.tool) : undefined;
+  if (owner && tool) {
+    const input = await ctx.schemas.compile(tool.inputSchema, typeName(tool.name, "Input"));
+    const output = tool.outputSchema
+      ? await ctx.schemas.compile(tool.outputSchema, typeName(tool.name, "Output"))
+      : undefined;
+    return { text: renderTool(owner.name, tool, input, output) };
+  }
+  const all = [
+    ...servers.map((s) => s.name),
+    ...servers.flatMap((s) => s.tools.map((t) => `${s.name}.${t.name}`)),
+  ];
+  // A bare tool name ("echo") is a common slip: match it against the tool part too.
+  const bare = servers.flatMap((s) =>
+    s.tools.filter((t) => t.name === name).map((t) => `${s.name}.${t.name}`),
+  );
+  const guesses = bare.length > 0 ? bare : nearest(name, all);
+  const hint =
+    guesses.length > 0 ? ` Did you mean ${guesses.map((g) => `"${g}"`).join(" or ")}?` : "";
+  const why =
+    owner && owner.status !== "ready"
+      ? ` Server "${owner.name}" is ${owner.status}${owner.error ? `: ${owner.error}` : ""}.`
+      : "";
+  return {
+    text: `Unknown server or tool "${name}".${why}${hint} describe() lists everything.`,
+    error: true,
+  };
+}
+
+export const describeTool: MetaTool = {
+  name: "describe",
+  description: (ctx) => describeDescription(ctx.registry.servers()),
+  inputSchema: {
+    type: "object",
+    properties: {
+      method: {
+        anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }],
+        description: '"server", "server.tool", or an array of them; omit for the whole catalog',
+      },
+    },
+    additionalProperties: false,
+  },
+  annotations: { title: "Describe upstream tools", readOnlyHint: true, openWorldHint: false },
+
+  async handle(args, ctx): Promise<ToolResult> {
+    const method = args.method;
+    if (method === undefined || method === null || method === "")
+      return textResult(renderCatalog(ctx.registry.servers()));
+    const names = Array.isArray(method) ? method : [method];
+    if (names.length === 0 || names.some((n) => typeof n !== "string")) {
+      return textResult(
+        '"method" must be a string or an array of strings, e.g. "everything" or ["everything.echo"].',
+        true,
+      );
+    }
+    const parts = await Promise.all((names as string[]).map((n) => describeOne(n.trim(), ctx)));
+    const text = parts.map((p) => p.text).join("\n\n");
+    // A batch with some unknown names still answers the known ones; it is an error only if nothing was found.
+    return textResult(
+      text,
+      parts.every((p) => p.error),
+    );
+  },
+};

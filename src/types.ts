@@ -1,0 +1,79 @@
+/**
+ * Protocol-shaped data that crosses layers. These mirror the MCP wire shapes structurally, so
+ * only the files allowed to import the SDK depend on it (see eslint.config.js).
+ */
+
+/** A JSON Schema object as upstreams send it (inputSchema / outputSchema). */
+export type JsonSchema = { [key: string]: unknown };
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  [key: string]: unknown;
+}
+
+/** A tool definition as an upstream lists it. */
+export interface ToolDef {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+  [key: string]: unknown;
+}
+
+export interface ResourceDef {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  [key: string]: unknown;
+}
+
+export interface ResourceTemplateDef {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  [key: string]: unknown;
+}
+
+export interface PromptDef {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: { name: string; description?: string; required?: boolean }[];
+  [key: string]: unknown;
+}
+
+/** One content block of a tool result (text, image, audio, resource, resource_link, ...). */
+export type ContentBlock = { type: string; [key: string]: unknown };
+
+/** The result of tools/call. */
+export interface ToolResult {
+  content: ContentBlock[];
+  structuredContent?: { [key: string]: unknown };
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/** The result of resources/read. */
+export interface ReadResourceResult {
+  contents: ({ uri: string; mimeType?: string; text?: string; blob?: string } & {
+    [key: string]: unknown;
+  })[];
+  [key: string]: unknown;
+}
+
+/** Build a text-only tool result. */
+export function textResult(text: string, isError = false): ToolResult {
+  return isError
+    ? { content: [{ type: "text", text }], isError: true }
+    : { content: [{ type: "text", text }] };
+}
