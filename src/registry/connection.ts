@@ -94,7 +94,7 @@ export function createClientFactory(
   switch (spec.transport) {
     case "stdio":
       return () =>
-        connect(
+        connectTransport(
           new ProcessTransport(spec, {
             onStderrLine: (line) => log.debug(line),
             ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
@@ -102,19 +102,23 @@ export function createClientFactory(
           options.connectTimeoutMs,
         );
     case "sse":
-      return () => connect(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
+      return () => connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
     case "http": {
       // Learned once per upstream: servers that only speak the old SSE transport.
       let useSse = false;
       return async () => {
-        if (useSse) return connect(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
+        if (useSse)
+          return connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
         try {
-          return await connect(createRemoteTransport(spec, "http"), options.connectTimeoutMs);
+          return await connectTransport(
+            createRemoteTransport(spec, "http"),
+            options.connectTimeoutMs,
+          );
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
           if (!(err instanceof StreamableHTTPError) || !isClientError(err.code)) throw err;
           log.info(`streamable HTTP answered ${err.code}; falling back to SSE`);
-          const session = await connect(
+          const session = await connectTransport(
             createRemoteTransport(spec, "sse"),
             options.connectTimeoutMs,
           );
@@ -134,7 +138,11 @@ function isClientError(code: number | undefined): boolean {
   return code !== undefined && code >= 400 && code < 500;
 }
 
-async function connect(transport: Transport, timeoutMs: number): Promise<UpstreamSession> {
+/** Initialize a session over any SDK transport (in-memory pairs in tests). */
+export async function connectTransport(
+  transport: Transport,
+  timeoutMs: number,
+): Promise<UpstreamSession> {
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
   client.onerror = () => {};
@@ -230,7 +238,7 @@ class SdkSession implements UpstreamSession {
   }
 
   async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
-    return (await this.client.readResource({ uri }, sdkOptions(o)));
+    return await this.client.readResource({ uri }, sdkOptions(o));
   }
 
   async ping(o: RequestOptions): Promise<void> {

@@ -1,0 +1,61 @@
+/** In-process upstreams and proxies: the SDK's linked in-memory transports, no processes. */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { parseConfig, type Config } from "../../src/config/load.js";
+import { createLogger, type Logger } from "../../src/logger.js";
+import { createProxy, type Proxy } from "../../src/proxy.js";
+import { connectTransport } from "../../src/registry/connection.js";
+import { createMcpServer } from "../../src/server/mcp-server.js";
+
+/** A config whose servers are placeholders; their sessions come from `upstreams`. */
+export function memoryConfig(names: string[], extra: Record<string, unknown> = {}): Config {
+  return parseConfig(
+    { mcpServers: Object.fromEntries(names.map((n) => [n, { command: "unused" }])), ...extra },
+    "/memory/mcpx.json",
+    {},
+  );
+}
+
+export function quietLogger(lines: string[] = []): Logger {
+  return createLogger({ level: "debug", write: (l) => lines.push(l) });
+}
+
+/**
+ * Build a proxy whose upstream sessions are in-memory connections to servers made by
+ * `upstreams[name]()` (a fresh server per session, as a process would be).
+ */
+export function memoryProxy(
+  upstreams: Record<string, () => McpServer>,
+  options: { config?: Config; logger?: Logger } = {},
+): Proxy {
+  const config = options.config ?? memoryConfig(Object.keys(upstreams));
+  return createProxy(config, {
+    logger: options.logger ?? quietLogger(),
+    factoryFor: (server) => async () => {
+      const make = upstreams[server.name];
+      if (!make) throw new Error(`no in-memory upstream ${server.name}`);
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await make().connect(serverSide);
+      return connectTransport(clientSide, 5_000);
+    },
+  });
+}
+
+/** Connect an SDK client to a proxy in memory, as a downstream client. */
+export async function connectClient(
+  proxy: Proxy,
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const downstream = createMcpServer(proxy.context);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await downstream.server.connect(serverSide);
+  const client = new Client({ name: "test-client", version: "1.0.0" });
+  await client.connect(clientSide);
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await downstream.close();
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/** Helpers that run the built `mcpx` as a user would: a child process, spoken to by the real SDK client. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+export const MCPX = path.join(ROOT, "dist/index.js");
+export const FIXTURES = path.join(ROOT, "test/fixtures/upstreams");
+
+/** A stdio server entry that runs a package's bin with node, offline. */
+export function npmServer(pkg: string, ...args: string[]) {
+  return {
+    command: process.execPath,
+    args: [path.join(ROOT, "node_modules", pkg, "dist/index.js"), ...args],
+  };
+}
+
+export function fixtureServer(file: string, env: Record<string, string> = {}) {
+  return { command: process.execPath, args: [path.join(FIXTURES, file)], env };
+}
+
+export function tempDir(prefix = "mcpx-test-"): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+/** Write a config object to a temp file and return its path. */
+export function writeConfig(config: unknown, dir = tempDir()): string {
+  const file = path.join(dir, "mcpx.json");
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+export interface Running {
+  client: Client;
+  /** The mcpx process id. */
+  pid: number;
+  /** Everything mcpx wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+/** Start `mcpx <config>` over stdio and connect the SDK client to it. */
+export async function startStdio(configFile: string, extraArgs: string[] = []): Promise<Running> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCPX, configFile, ...extraArgs],
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "" },
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  const protocolErrors: Error[] = [];
+  await client.connect(transport);
+  // Anything on stdout that is not JSON-RPC would surface here.
+  transport.onerror = (err) => protocolErrors.push(err);
+  const pid = transport.pid;
+  if (pid === null) throw new Error("mcpx did not start");
+  return {
+    client,
+    pid,
+    stderr: () => stderr + protocolErrors.map((e) => `\nPROTOCOL ERROR: ${e.message}`).join(""),
+    close: () => client.close(),
+  };
+}
+
+export interface RunningHttp extends Running {
+  url: string;
+  child: ChildProcess;
+}
+
+/** Start `mcpx <config> --port N` and connect the SDK client over streamable HTTP. */
+export async function startHttp(
+  configFile: string,
+  extraArgs: string[] = [],
+): Promise<RunningHttp> {
+  const child = spawn(process.execPath, [MCPX, configFile, "--port", "0", ...extraArgs], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  let stdout = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+      const m = /mcpx listening on (\S+)/.exec(stderr);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
+  });
+  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return {
+    client,
+    url,
+    child,
+    pid: child.pid!,
+    stderr: () => stderr + (stdout ? `\nSTDOUT: ${stdout}` : ""),
+    close: async () => {
+      await client.close();
+      await stop(child);
+    },
+  };
+}
+
+/** SIGTERM a process and wait for it to exit. */
+export function stop(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    child.once("exit", (code) => resolve(code));
+    child.kill("SIGTERM");
+  });
+}
+
+/** Pids of every live descendant of `pid` (from /proc). */
+export function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 is the ppid; the command name (field 2) may contain spaces, so parse after ")".
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (after[0] === "Z") continue; // a zombie is dead; its parent has yet to reap it
+      parent.set(Number(entry), Number(after[1]));
+    } catch {
+      // The process exited while we listed: not a descendant any more.
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, pp] of parent) {
+      if (pp === p) {
+        out.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Poll `check` until it holds or `ms` pass (bounded; for process exits we cannot await). */
+export async function eventually(
+  check: () => boolean,
+  ms = 10_000,
+  what = "condition",
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The text of a tool result's first block. */
+export function text(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "")
+    .join("\n");
+}
+
+/** Start the HTTP fixture upstream; resolves with its MCP URL once it listens. */
+export async function startHttpFixture(
+  env: Record<string, string> = {},
+): Promise<{ url: string; base: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [path.join(FIXTURES, "http-faulty.mjs")], {
+    env: { ...process.env, PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stderr.resume();
+  const port = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`http fixture exited with ${code}`)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  return { url: `${base}/mcp`, base, child };
+}
+
+/** Run `mcpx` with arguments to completion; for CLI errors and --help. */
+export function runMcpx(
+  args: string[],
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MCPX, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`mcpx ${args.join(" ")} did not exit: ${stderr}`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,107 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { Proxy } from "../../src/proxy.js";
+import { connectClient, memoryProxy } from "../helpers/inmemory.js";
+
+let proxy: Proxy | undefined;
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+function upstream(name: string, tools: string[]): McpServer {
+  const server = new McpServer(
+    { name, version: "1.0.0" },
+    { instructions: `${name} does things. More text.` },
+  );
+  for (const t of tools) {
+    server.registerTool(
+      t,
+      { description: `${t} tool.`, inputSchema: { x: z.string().optional() } },
+      () => ({
+        content: [{ type: "text", text: `${name}.${t}` }],
+      }),
+    );
+  }
+  return server;
+}
+
+describe("registry", () => {
+  it("discovers every upstream's identity, tools and pagination-free lists", async () => {
+    proxy = memoryProxy({
+      a: () => upstream("alpha", ["one", "two"]),
+      b: () => upstream("beta", ["three"]),
+    });
+    await proxy.start();
+    const [a, b] = proxy.context.registry.servers();
+    expect(a?.status).toBe("ready");
+    expect(a?.identity?.name).toBe("alpha");
+    expect(a?.identity?.instructions).toContain("alpha does things");
+    expect(a?.tools.map((t) => t.name)).toEqual(["one", "two"]);
+    expect(b?.tools.map((t) => t.name)).toEqual(["three"]);
+  });
+
+  it("records a failing upstream without blocking the others", async () => {
+    proxy = memoryProxy({
+      good: () => upstream("good", ["ok"]),
+      bad: () => {
+        throw new Error("cannot start: missing binary");
+      },
+    });
+    await proxy.start();
+    const bad = proxy.context.registry.server("bad");
+    expect(bad?.status).toBe("failed");
+    expect(bad?.error).toContain("missing binary");
+    expect(proxy.context.registry.server("good")?.status).toBe("ready");
+  });
+
+  it("refreshes a server's tools on list_changed and tells downstream clients", async () => {
+    // One shared server instance: the control session sees the tool added below.
+    const live = upstream("live", ["first"]);
+    let sessions = 0;
+    proxy = memoryProxy({
+      live: () => {
+        sessions += 1;
+        return sessions === 1 ? live : upstream("live", ["first"]);
+      },
+    });
+    await proxy.start();
+    const { client, close } = await connectClient(proxy);
+    try {
+      const notified = new Promise<void>((resolve) =>
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+      );
+      const changed = new Promise<void>((resolve) =>
+        proxy!.context.registry.onChange(() => resolve()),
+      );
+      live.registerTool("second", { description: "added later" }, () => ({ content: [] }));
+      await changed;
+      await notified;
+      expect(proxy.context.registry.server("live")?.tools.map((t) => t.name)).toEqual([
+        "first",
+        "second",
+      ]);
+      const { tools } = await client.listTools();
+      expect(tools[0]?.description).toContain("first, second");
+    } finally {
+      await close();
+    }
+  });
+
+  it("runs each call in a fresh session, not the control session", async () => {
+    let sessions = 0;
+    proxy = memoryProxy({
+      s: () => {
+        sessions += 1;
+        return upstream("s", ["t"]);
+      },
+    });
+    await proxy.start();
+    expect(sessions).toBe(1);
+    await proxy.context.executor.call("s.t", {});
+    await proxy.context.executor.call("s.t", {});
+    expect(sessions).toBe(3);
+  });
+});
