@@ -56,7 +56,7 @@ export function parseCli(argv: string[]): CliOptions {
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    if (!/^\d+$/.test(values.port) || port > 65535) {
       throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
     }
   }

@@ -33,9 +33,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const secrets = new Set<string>();
 
+  // Longest first, so a secret that contains another is hidden whole; each also in its
+  // JSON-escaped form, since fields are serialized before redaction.
+  let patterns: string[] = [];
   const redact = (text: string): string => {
     let out = text;
-    for (const s of secrets) if (out.includes(s)) out = out.split(s).join("***");
+    for (const s of patterns) if (out.includes(s)) out = out.split(s).join("***");
     return out;
   };
 
@@ -57,7 +60,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       error: (m, f) => emit("error", m, f),
       child: (t) => make(tag ? `${tag}/${t}` : t),
       addSecrets: (values) => {
-        for (const v of values) if (v.length >= MIN_SECRET_LENGTH) secrets.add(v);
+        for (const v of values) {
+          if (v.length < MIN_SECRET_LENGTH) continue;
+          secrets.add(v);
+          secrets.add(JSON.stringify(v).slice(1, -1));
+        }
+        patterns = [...secrets].sort((a, b) => b.length - a.length);
       },
     };
   };

@@ -8,6 +8,7 @@ import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
 import type { ClientFactory } from "./registry/connection.js";
 import { Registry } from "./registry/registry.js";
+import { CatalogSearch } from "./registry/search.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 
@@ -34,7 +35,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const executor = new Executor(registry, { logger, compression: config.compression.results });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
-  const context: ProxyContext = { config, logger, registry, executor, schemas };
+  const search = new CatalogSearch(registry);
+  const context: ProxyContext = { config, logger, registry, executor, schemas, search };
   let closing: Promise<void> | undefined;
   return {
     context,

@@ -8,6 +8,7 @@ import {
   FOREIGN_SERVER_KEYS,
   SERVER_KEYS,
   SERVER_NAME,
+  SERVER_TYPES,
   serverEntrySchema,
   settingsSchema,
   TOP_KEYS,
@@ -128,7 +129,13 @@ export function parseConfig(
     throw new ConfigError(file, problems);
   }
 
+  // Unknown keys were reported above with suggestions; keep zod from reporting them again.
   const known = Object.fromEntries(Object.entries(raw).filter(([k]) => TOP_KEYS.includes(k)));
+  if (isObject(known.compression)) {
+    known.compression = Object.fromEntries(
+      Object.entries(known.compression).filter(([k]) => COMPRESSION_KEYS.includes(k)),
+    );
+  }
   const settings = settingsSchema.safeParse(known);
   if (!settings.success) {
     problems.push(...settings.error.issues.map((i) => zodProblem(i, [])));
@@ -166,8 +173,21 @@ export function parseConfig(
       else problems.push(unknownKey(`${at}.${key}`, key, SERVER_KEYS));
     }
     if (ours.type === undefined) {
-      if (typeof ours.command === "string") ours.type = "stdio";
-      else if (typeof ours.url === "string") ours.type = "http";
+      if ("command" in ours && "url" in ours) {
+        problems.push(
+          `${at}: has both "command" and "url". Keep "command" for a stdio server or "url" for an http/sse server.`,
+        );
+        continue;
+      }
+      if ("command" in ours) ours.type = "stdio";
+      else if ("url" in ours) ours.type = "http";
+      else {
+        problems.push(`${at}: needs "command" (a stdio server) or "url" (an http/sse server).`);
+        continue;
+      }
+    } else if (!(SERVER_TYPES as readonly unknown[]).includes(ours.type)) {
+      problems.push(`${at}.type: must be one of ${SERVER_TYPES.map((t) => `"${t}"`).join(", ")}.`);
+      continue;
     }
     const parsed = serverEntrySchema.safeParse(ours);
     if (!parsed.success) {
@@ -181,6 +201,11 @@ export function parseConfig(
     }
     const expand = (value: string, key: string): string => {
       try {
+        // A value that came from the environment (a token in args or a URL) is treated as secret.
+        for (const m of value.matchAll(/\$\{([^}:]+)/g)) {
+          const v = m[1] === undefined ? undefined : env[m[1]];
+          if (v) secrets.push(v);
+        }
         return expandVars(value, env);
       } catch (err) {
         if (!(err instanceof MissingVariableError)) throw err;
@@ -207,14 +232,18 @@ export function parseConfig(
       };
       secrets.push(...Object.values(spec.env));
     } else {
+      const url = parseUrl(expand(e.url, "url"));
+      if (!url) {
+        problems.push(`${at}.url: must be an http:// or https:// URL.`);
+        continue;
+      }
       spec = {
         // "streamable-http" is what Cursor and others write for Claude Code's "http".
         transport: e.type === "sse" ? "sse" : "http",
-        url: expand(e.url, "url"),
+        url: url.href,
         headers: expandMap(e.headers, "headers"),
       };
       secrets.push(...Object.values(spec.headers));
-      const url = new URL(spec.url);
       if (url.password) secrets.push(url.password);
     }
     servers.push({
@@ -240,8 +269,18 @@ export function parseConfig(
       schemas: s.compression?.schemas ?? "typescript",
     },
     warnings,
-    secrets,
+    secrets: [...new Set(secrets)],
   };
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url : undefined;
+  } catch {
+    // Not a URL: the caller reports the key, never the (possibly secret) expanded text.
+    return undefined;
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -263,6 +302,11 @@ function zodProblem(issue: z.core.$ZodIssue, prefix: (string | number)[]): strin
   let message = issue.message;
   // Zod's default messages say what is wrong; add how to fix the common ones.
   if (issue.code === "invalid_type") message = `must be ${article(issue.expected)}`;
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys
+      .map((k) => `${at ? `${at}.` : ""}${k}: "${k}" is not allowed in this entry. Remove it.`)
+      .join("; ");
+  }
   if (issue.code === "invalid_value")
     message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
   return `${at || "(root)"}: ${message}.`;

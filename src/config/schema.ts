@@ -32,15 +32,17 @@ const stdioServer = z.strictObject({
 
 const remoteServer = z.strictObject({
   type: z.enum(["http", "streamable-http", "sse"]),
-  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+  // Checked as a URL after ${VAR} expansion (load.ts): "${MCP_URL}" is not a URL until then.
+  url: z.string().min(1, { error: "must be an http:// or https:// URL" }),
   headers: stringMap.optional(),
   ...common,
 });
 
 /** A server entry after foreign keys are removed and `type` is inferred. */
-export const serverEntrySchema = z.discriminatedUnion("type", [stdioServer, remoteServer], {
-  error: 'must have "command" (a stdio server) or "url" (an http/sse server)',
-});
+export const serverEntrySchema = z.discriminatedUnion("type", [stdioServer, remoteServer]);
+
+/** Every value `type` may take. */
+export const SERVER_TYPES = ["stdio", "http", "streamable-http", "sse"] as const;
 export type ServerEntry = z.infer<typeof serverEntrySchema>;
 
 /** Keys of ours that may appear in a server entry. */

@@ -221,7 +221,7 @@ function didYouMean(guesses: string[]): string {
 /** `arguments` may come as an object or, as models often send it, a JSON string. */
 function parseArguments(raw: unknown): { value: Record<string, unknown> } | { error: string } {
   if (raw === undefined || raw === null) return { value: {} };
-  let value = raw;
+  let value: unknown = raw;
   if (typeof raw === "string") {
     if (raw.trim() === "") return { value: {} };
     try {

@@ -58,7 +58,7 @@ function describeError(e: ErrorObject): string {
   const at = e.instancePath ? `"${e.instancePath.slice(1).replace(/\//g, ".")}"` : "arguments";
   switch (e.keyword) {
     case "required":
-      return `missing required property "${(e.params as { missingProperty: string }).missingProperty}"`;
+      return `missing required property "${(e.params as { missingProperty: string }).missingProperty}"${e.instancePath ? ` in ${at}` : ""}`;
     case "additionalProperties":
       return `unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"${e.instancePath ? ` in ${at}` : ""}`;
     case "enum":

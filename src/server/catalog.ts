@@ -11,10 +11,12 @@ import type { ToolAnnotations, ToolDef } from "../types.js";
 export const DESCRIPTION_LIMIT = 2_000;
 
 const USAGE =
-  "Discover and inspect the tools of upstream MCP servers behind this proxy. " +
-  'describe() lists every tool; describe("server") lists one server\'s tools with signatures; ' +
-  'describe("server.tool") gives its full description and input schema (TypeScript); ' +
-  "pass an array for several. Then run a tool with call.";
+  'Gateway to the tools of several MCP servers. describe("server") lists a server\'s tools with signatures; ' +
+  'describe("server.tool") gives a tool\'s description and input schema; describe({query}) searches all tools; ' +
+  "arrays are accepted. Then run a tool with call.";
+
+const LARGE_CATALOG_HINT =
+  'Too many tools to list here: use describe({query: "what you want to do"}) or describe("server").';
 
 /** One line about a server: its configured description, else what it said about itself. */
 export function serverSummary(s: ServerState): string {
@@ -25,7 +27,9 @@ export function serverSummary(s: ServerState): string {
 
 function statusNote(s: ServerState): string {
   if (s.status === "ready") return "";
-  return s.status === "failed" ? ` [FAILED: ${s.error ?? "unknown error"}]` : ` [${s.status}]`;
+  return s.status === "failed"
+    ? ` [FAILED: ${firstSentence(s.error ?? "unknown error", 80)}]`
+    : ` [${s.status}]`;
 }
 
 /**
@@ -39,15 +43,33 @@ export function describeDescription(servers: readonly ServerState[]): string {
       .map((s) => `${s.name}${statusNote(s)}: ${s.tools.map((t) => t.name).join(", ")}`)
       .join("\n");
   if (full.length <= DESCRIPTION_LIMIT) return full;
-  const counts = servers.map((s) => {
+  const head = `${USAGE}\n${LARGE_CATALOG_HINT}\nServers:\n`;
+  const withSummaries = servers.map((s) => {
     const summary = serverSummary(s);
     return `${s.name} (${s.tools.length} tools)${statusNote(s)}${summary ? `: ${firstSentence(summary, 60)}` : ""}`;
   });
-  let text = `${USAGE}\nServers (call describe() for their tools):\n${counts.join("\n")}`;
+  let text = head + withSummaries.join("\n");
   if (text.length > DESCRIPTION_LIMIT) {
-    text = `${USAGE}\nServers (call describe() for their tools):\n${servers.map((s) => `${s.name} (${s.tools.length})`).join(", ")}`;
+    text = head + servers.map((s) => `${s.name} (${s.tools.length})`).join(", ");
   }
   return text.length <= DESCRIPTION_LIMIT ? text : text.slice(0, DESCRIPTION_LIMIT - 1) + "…";
+}
+
+/** describe({query}): the best matches with one-line signatures. */
+export function renderSearch(
+  query: string,
+  hits: readonly { server: ServerState; tool: ToolDef }[],
+): string {
+  if (hits.length === 0) {
+    return `No tool matches "${query}". Try other words, or describe() for the whole catalog.`;
+  }
+  return [
+    `Tools matching "${query}" (best first):`,
+    ...hits.map(
+      ({ server, tool }) =>
+        `${server.name}.${signature(tool.name, tool.inputSchema)}${annotationTag(tool.annotations)} — ${firstSentence(tool.description)}`,
+    ),
+  ].join("\n");
 }
 
 /** describe(): every server with status and summary, every tool with its first sentence. */

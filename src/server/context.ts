@@ -3,6 +3,7 @@ import type { SchemaCompiler } from "../compression/schema.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
 import type { Registry } from "../registry/registry.js";
+import type { CatalogSearch } from "../registry/search.js";
 import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
 
 /** Everything a meta-tool may use. Built once per proxy in createProxy(). */
@@ -12,6 +13,7 @@ export interface ProxyContext {
   registry: Registry;
   executor: Executor;
   schemas: SchemaCompiler;
+  search: CatalogSearch;
 }
 
 /** Per-request inputs from the downstream client. */

@@ -63,7 +63,7 @@ export function createMcpServer(ctx: ProxyContext): DownstreamServer {
       }),
     };
     try {
-      return (await tool.handle(request.params.arguments ?? {}, ctx, req));
+      return await tool.handle(request.params.arguments ?? {}, ctx, req);
     } catch (err) {
       // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
       log.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);

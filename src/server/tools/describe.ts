@@ -1,7 +1,13 @@
 import { nearest } from "../../config/suggest.js";
 import { parseToolRef } from "../../registry/toolref.js";
 import { textResult, type ToolResult } from "../../types.js";
-import { describeDescription, renderCatalog, renderServer, renderTool } from "../catalog.js";
+import {
+  describeDescription,
+  renderCatalog,
+  renderSearch,
+  renderServer,
+  renderTool,
+} from "../catalog.js";
 import type { MetaTool, ProxyContext } from "../context.js";
 
 /** `create_issue` → `CreateIssueInput`: a readable, valid TypeScript type name. */
@@ -49,6 +55,18 @@ async function describeOne(
   };
 }
 
+/** How many matches describe({query}) returns. */
+const SEARCH_RESULTS = 10;
+
+function search(query: string, ctx: ProxyContext): string {
+  const hits = ctx.search.search(query, SEARCH_RESULTS).flatMap((h) => {
+    const server = ctx.registry.server(h.server);
+    const tool = server?.tools.find((t) => t.name === h.tool);
+    return server && tool ? [{ server, tool }] : [];
+  });
+  return renderSearch(query, hits);
+}
+
 export const describeTool: MetaTool = {
   name: "describe",
   description: (ctx) => describeDescription(ctx.registry.servers()),
@@ -59,27 +77,34 @@ export const describeTool: MetaTool = {
         anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }],
         description: '"server", "server.tool", or an array of them; omit for the whole catalog',
       },
+      query: { type: "string", description: "search all tools by what they do" },
     },
     additionalProperties: false,
   },
   annotations: { title: "Describe upstream tools", readOnlyHint: true, openWorldHint: false },
 
   async handle(args, ctx): Promise<ToolResult> {
+    const query = typeof args.query === "string" ? args.query.trim() : "";
     const method = args.method;
-    if (method === undefined || method === null || method === "")
-      return textResult(renderCatalog(ctx.registry.servers()));
-    const names = Array.isArray(method) ? method : [method];
-    if (names.length === 0 || names.some((n) => typeof n !== "string")) {
-      return textResult(
-        '"method" must be a string or an array of strings, e.g. "everything" or ["everything.echo"].',
-        true,
+    const noMethod = method === undefined || method === null || method === "";
+    if (query === "" && noMethod) return textResult(renderCatalog(ctx.registry.servers()));
+    const parts: { text: string; error?: true }[] = [];
+    if (query !== "") parts.push({ text: search(query, ctx) });
+    if (!noMethod) {
+      const names = Array.isArray(method) ? method : [method];
+      if (names.length === 0 || names.some((n) => typeof n !== "string")) {
+        return textResult(
+          '"method" must be a string or an array of strings, e.g. "everything" or ["everything.echo"].',
+          true,
+        );
+      }
+      parts.push(
+        ...(await Promise.all((names as string[]).map((n) => describeOne(n.trim(), ctx)))),
       );
     }
-    const parts = await Promise.all((names as string[]).map((n) => describeOne(n.trim(), ctx)));
-    const text = parts.map((p) => p.text).join("\n\n");
     // A batch with some unknown names still answers the known ones; it is an error only if nothing was found.
     return textResult(
-      text,
+      parts.map((p) => p.text).join("\n\n"),
       parts.every((p) => p.error),
     );
   },

@@ -1,0 +1,272 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+import type { ServerConfig } from "../../src/config/load.js";
+import type { ServerState } from "../../src/registry/registry.js";
+import {
+  DESCRIPTION_LIMIT,
+  describeDescription,
+  renderCatalog,
+  renderServer,
+  renderTool,
+  serverSummary,
+} from "../../src/server/catalog.js";
+import type { ToolDef } from "../../src/types.js";
+
+const CORPUS = fileURLToPath(new URL("../fixtures/corpus/github-mcp-server/", import.meta.url));
+
+/** The 117 real tool definitions of github-mcp-server (one JSON file each). */
+const githubTools: ToolDef[] = readdirSync(CORPUS)
+  .filter((f) => f.endsWith(".json"))
+  .sort()
+  .map((f) => JSON.parse(readFileSync(CORPUS + f, "utf8")) as ToolDef);
+
+function tool(name: string, extra: Partial<ToolDef> = {}): ToolDef {
+  return { name, inputSchema: { type: "object" }, ...extra };
+}
+
+function server(
+  name: string,
+  extra: Partial<Omit<ServerState, "name" | "config">> & { description?: string } = {},
+): ServerState {
+  const { description, ...rest } = extra;
+  const config: ServerConfig = {
+    name,
+    spec: { transport: "stdio", command: "node", args: [], env: {}, inheritEnv: false },
+    timeoutMs: 60_000,
+    ...(description !== undefined && { description }),
+  };
+  return {
+    name,
+    config,
+    status: "ready",
+    tools: [],
+    resources: [],
+    resourceTemplates: [],
+    prompts: [],
+    ...rest,
+  };
+}
+
+const memory = server("memory", {
+  identity: { name: "memory-server", capabilities: {} },
+  tools: [
+    tool("create_entities", { description: "Create multiple new entities. Use it first." }),
+    tool("read_graph", { description: "Read the entire knowledge graph." }),
+  ],
+});
+const fs = server("filesystem", {
+  description: "Files under /srv/data",
+  tools: [tool("read_file"), tool("write_file")],
+});
+
+describe("fixtures", () => {
+  it("loads the whole github-mcp-server corpus", () => {
+    expect(githubTools).toHaveLength(117);
+    expect(githubTools.every((t) => typeof t.name === "string" && t.inputSchema)).toBe(true);
+  });
+});
+
+describe("serverSummary", () => {
+  it("prefers the configured description", () => {
+    const s = server("a", {
+      description: "Mine",
+      identity: { name: "n", title: "T", instructions: "I.", capabilities: {} },
+    });
+    expect(serverSummary(s)).toBe("Mine");
+  });
+
+  it("falls back to the server's title, then its instructions' first sentence, then its name", () => {
+    const identity = { name: "srv-name", capabilities: {} };
+    expect(serverSummary(server("a", { identity: { ...identity, title: "GitHub" } }))).toBe(
+      "GitHub",
+    );
+    expect(
+      serverSummary(
+        server("a", {
+          identity: { ...identity, instructions: "Use these tools for issues. Never for PRs." },
+        }),
+      ),
+    ).toBe("Use these tools for issues.");
+    expect(serverSummary(server("a", { identity }))).toBe("srv-name");
+    expect(serverSummary(server("a"))).toBe("");
+  });
+
+  it("keeps a summary taken from long instructions to about 100 characters", () => {
+    const s = server("a", {
+      identity: { capabilities: {}, instructions: "word ".repeat(100) },
+    });
+    expect(serverSummary(s).length).toBeLessThanOrEqual(100);
+    expect(serverSummary(s).endsWith("…")).toBe(true);
+  });
+});
+
+describe("describeDescription", () => {
+  it("lists every tool name of a small catalog, well under the limit", () => {
+    const text = describeDescription([memory, fs]);
+    expect(text.length).toBeLessThan(DESCRIPTION_LIMIT);
+    expect(DESCRIPTION_LIMIT).toBe(2_000);
+    expect(text).toContain("describe(");
+    expect(text).toContain("memory: create_entities, read_graph");
+    expect(text).toContain("filesystem: read_file, write_file");
+  });
+
+  it("marks a failed server with its error and a starting one with its status", () => {
+    const failed = server("broken", { status: "failed", error: "spawn nope ENOENT" });
+    const starting = server("slow", { status: "starting" });
+    const text = describeDescription([memory, failed, starting]);
+    expect(text).toContain("broken [FAILED: spawn nope ENOENT]");
+    expect(text).toContain("slow [starting]");
+    expect(text).not.toMatch(/memory \[/);
+  });
+
+  it("falls back to servers with tool counts for the 117 github tools, under the limit", () => {
+    const github = server("github", {
+      identity: {
+        name: "github-mcp-server",
+        capabilities: {},
+        instructions: "The GitHub MCP server gives tools for repositories, issues and PRs. More.",
+      },
+      tools: githubTools,
+    });
+    const text = describeDescription([github, memory]);
+    expect(text.length).toBeLessThan(DESCRIPTION_LIMIT);
+    // Each server line carries its summary, cut to about 60 characters.
+    const line = text.split("\n").find((l) => l.startsWith("github (117 tools): "));
+    expect(line).toBeDefined();
+    expect(line).toContain("The GitHub MCP server gives tools for");
+    expect(line!.length).toBeLessThanOrEqual("github (117 tools): ".length + 60);
+    expect(text).toContain("memory (2 tools): memory-server");
+    // The names no longer fit: they are one describe() away.
+    expect(text).not.toContain("create_pull_request_review");
+    expect(text).toContain("describe()");
+  });
+
+  it("keeps the failure note in the fallback", () => {
+    const github = server("github", { tools: githubTools });
+    const failed = server("broken", { status: "failed", error: "did not start within 15000 ms" });
+    const text = describeDescription([github, failed]);
+    expect(text.length).toBeLessThan(DESCRIPTION_LIMIT);
+    expect(text).toContain("broken (0 tools) [FAILED: did not start within 15000 ms]");
+  });
+
+  it("stays within the limit however many servers there are", () => {
+    const many = Array.from({ length: 300 }, (_, i) =>
+      server(`server_number_${i}`, {
+        description: "A server with a long description. ".repeat(5),
+        tools: githubTools.slice(0, 5),
+      }),
+    );
+    const text = describeDescription(many);
+    expect(text.length).toBeLessThanOrEqual(DESCRIPTION_LIMIT);
+    expect(text).toContain("server_number_0 (5)");
+  });
+});
+
+describe("renderCatalog", () => {
+  it("heads each server with its count and summary, then one line per tool", () => {
+    const text = renderCatalog([memory, fs]);
+    expect(text).toContain("## memory (2 tools) — memory-server");
+    expect(text).toContain("memory.create_entities — Create multiple new entities.");
+    expect(text).not.toContain("Use it first.");
+    expect(text).toContain("## filesystem (2 tools) — Files under /srv/data");
+    expect(text).toContain("filesystem.read_file");
+  });
+
+  it("shows a failed server's status and error", () => {
+    const failed = server("broken", { status: "failed", error: "exit code 1" });
+    expect(renderCatalog([failed])).toBe("## broken (failed) [FAILED: exit code 1]");
+  });
+
+  it("renders all 117 github tools as refs", () => {
+    const text = renderCatalog([server("github", { tools: githubTools })]);
+    for (const t of githubTools) expect(text).toContain(`github.${t.name} —`);
+  });
+});
+
+describe("renderServer", () => {
+  it("shows signatures with ? for optional params, annotation tags and first sentences", () => {
+    const getCommit = githubTools.find((t) => t.name === "get_commit");
+    expect(getCommit).toBeDefined();
+    const s = server("github", {
+      tools: [
+        getCommit!,
+        tool("delete_file", {
+          description: "Delete a file.",
+          inputSchema: {
+            type: "object",
+            properties: { path: {}, message: {} },
+            required: ["path"],
+          },
+          annotations: { destructiveHint: true },
+        }),
+      ],
+    });
+    const text = renderServer(s);
+    expect(text.split("\n")[0]).toBe("## github");
+    expect(text).toContain(
+      "github.get_commit(owner, repo, sha, detail?, page?, perPage?) [read-only] — Get details for a commit from a GitHub repository",
+    );
+    expect(text).toContain("github.delete_file(path, message?) [destructive] — Delete a file.");
+  });
+
+  it("says a failed server's tools are unavailable", () => {
+    const text = renderServer(server("broken", { status: "failed", error: "spawn ENOENT" }));
+    expect(text).toContain("## broken [FAILED: spawn ENOENT]");
+    expect(text).toContain("Its tools are unavailable until it starts.");
+  });
+
+  it("counts resources and templates, and says nothing of them when there are none", () => {
+    const withResources = server("docs", {
+      resources: [
+        { uri: "file:///a", name: "a" },
+        { uri: "file:///b", name: "b" },
+      ],
+      resourceTemplates: [{ uriTemplate: "file:///{path}", name: "any" }],
+    });
+    expect(renderServer(withResources)).toContain(
+      "(2 resources, 1 templates: see the resources tool)",
+    );
+    expect(renderServer(memory)).not.toContain("resources");
+  });
+});
+
+describe("renderTool", () => {
+  it("includes the full description, annotations, the input schema text and how to run it", () => {
+    const getCommit = githubTools.find((t) => t.name === "get_commit")!;
+    const input = { format: "typescript" as const, text: "{ owner: string; repo: string }" };
+    const text = renderTool("github", getCommit, input);
+    expect(text.split("\n")[0]).toBe("## github.get_commit");
+    expect(text).toContain("Get details for a commit from a GitHub repository");
+    expect(text).toContain("Annotations: idempotentHint=false, readOnlyHint=true");
+    expect(text).not.toMatch(/Annotations:.*title=/);
+    expect(text).toContain("Input (TypeScript):\n{ owner: string; repo: string }");
+    expect(text).toContain('Run: call({ method: "github.get_commit", arguments: {...} })');
+    expect(text).not.toContain("Output");
+  });
+
+  it("keeps every sentence and line of a long description", () => {
+    const description = "First sentence. Second sentence.\n\nA second paragraph with details.";
+    const text = renderTool("s", tool("t", { description, title: "The Tool" }), {
+      format: "json",
+      text: '{"type":"object"}',
+    });
+    expect(text).toContain("## s.t (The Tool)");
+    expect(text).toContain(description);
+    expect(text).toContain('Input (JSON Schema):\n{"type":"object"}');
+    expect(text).not.toContain("Annotations");
+  });
+
+  it("adds the output schema when given", () => {
+    const text = renderTool(
+      "s",
+      tool("t"),
+      { format: "typescript", text: "{}" },
+      { format: "json", text: '{"type":"object","properties":{"ok":{"type":"boolean"}}}' },
+    );
+    expect(text).toContain(
+      'Output (JSON Schema):\n{"type":"object","properties":{"ok":{"type":"boolean"}}}',
+    );
+  });
+});

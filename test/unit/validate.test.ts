@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+
+import { ArgumentValidator, type Validation } from "../../src/executor/validate.js";
+import type { JsonSchema } from "../../src/types.js";
+
+const issueSchema: JsonSchema = {
+  type: "object",
+  properties: {
+    owner: { type: "string" },
+    repo: { type: "string" },
+    count: { type: "number" },
+    state: { type: "string", enum: ["open", "closed"] },
+    labels: { type: "array", items: { type: "string" } },
+  },
+  required: ["owner", "repo"],
+  additionalProperties: false,
+};
+
+function problems(result: Validation): string[] {
+  expect(result.ok).toBe(false);
+  return result.ok ? [] : result.problems;
+}
+
+describe("ArgumentValidator", () => {
+  const validator = new ArgumentValidator();
+
+  it("accepts valid arguments", () => {
+    expect(validator.validate(issueSchema, { owner: "o", repo: "r" })).toEqual({ ok: true });
+    expect(
+      validator.validate(issueSchema, {
+        owner: "o",
+        repo: "r",
+        count: 3,
+        state: "open",
+        labels: ["bug"],
+      }),
+    ).toEqual({ ok: true });
+  });
+
+  it("reports each missing required property by name", () => {
+    const p = problems(validator.validate(issueSchema, {}));
+    expect(p).toEqual(
+      expect.arrayContaining([
+        'missing required property "owner"',
+        'missing required property "repo"',
+      ]),
+    );
+    expect(p).toHaveLength(2);
+  });
+
+  it("reports a wrong type naming the property and the expected type", () => {
+    const p = problems(validator.validate(issueSchema, { owner: "o", repo: "r", count: "3" }));
+    expect(p).toHaveLength(1);
+    expect(p[0]).toContain('"count"');
+    expect(p[0]).toContain("number");
+  });
+
+  it("reports a nested wrong type with a dotted path", () => {
+    const p = problems(validator.validate(issueSchema, { owner: "o", repo: "r", labels: [1] }));
+    expect(p).toEqual(['"labels.0" must be string']);
+  });
+
+  it("reports an enum violation listing the allowed values", () => {
+    const p = problems(validator.validate(issueSchema, { owner: "o", repo: "r", state: "merged" }));
+    expect(p).toEqual(['"state" must be one of "open", "closed"']);
+  });
+
+  it("reports an unknown property when additionalProperties is false", () => {
+    const p = problems(validator.validate(issueSchema, { owner: "o", repo: "r", ownr: "x" }));
+    expect(p).toEqual(['unknown property "ownr"']);
+  });
+
+  it("reports every problem at once", () => {
+    const p = problems(validator.validate(issueSchema, { owner: 1, state: "x", extra: true }));
+    expect(p.length).toBeGreaterThanOrEqual(4);
+    const text = p.join("\n");
+    for (const name of ["owner", "repo", "state", "extra"]) expect(text).toContain(`"${name}"`);
+  });
+
+  it("reports a non-object argument value", () => {
+    const p = problems(validator.validate(issueSchema, "owner=o"));
+    expect(p[0]).toMatch(/^arguments must be object/);
+  });
+
+  it("validates formats", () => {
+    const schema = { type: "object", properties: { email: { type: "string", format: "email" } } };
+    expect(validator.validate(schema, { email: "a@example.com" }).ok).toBe(true);
+    const p = problems(validator.validate(schema, { email: "not an email" }));
+    expect(p[0]).toContain('"email"');
+    expect(p[0]).toContain("format");
+  });
+
+  it("uses draft 2020-12 keywords when $schema says so", () => {
+    const schema = {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: {
+        pair: {
+          type: "array",
+          prefixItems: [{ type: "string" }, { type: "number" }],
+          items: false,
+        },
+      },
+      $defs: { unused: { type: "string" } },
+    };
+    expect(validator.validate(schema, { pair: ["a", 1] })).toEqual({ ok: true });
+    const p = problems(validator.validate(schema, { pair: ["a", "b"] }));
+    expect(p.join("\n")).toContain('"pair.1"');
+    expect(validator.validate(schema, { pair: ["a", 1, "extra"] }).ok).toBe(false);
+  });
+
+  it("accepts a draft-07 $schema", () => {
+    const schema = {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      properties: { n: { type: "integer" } },
+      required: ["n"],
+    };
+    expect(validator.validate(schema, { n: 1 })).toEqual({ ok: true });
+    expect(problems(validator.validate(schema, { n: 1.5 }))[0]).toContain('"n"');
+  });
+
+  it("skips local validation (ok) when ajv cannot compile the schema", () => {
+    const broken = { type: "object", properties: { a: { $ref: "#/nope" } }, required: ["a"] };
+    expect(validator.validate(broken, {})).toEqual({ ok: true });
+    expect(validator.validate(broken, { a: 1 })).toEqual({ ok: true });
+  });
+
+  it("validates schemas from different servers that reuse one $id", () => {
+    const a = {
+      $id: "urn:shared",
+      type: "object",
+      properties: { x: { type: "string" } },
+      required: ["x"],
+    };
+    const b = {
+      $id: "urn:shared",
+      type: "object",
+      properties: { y: { type: "number" } },
+      required: ["y"],
+    };
+    expect(validator.validate(a, {}).ok).toBe(false);
+    expect(problems(validator.validate(b, {}))).toEqual(['missing required property "y"']);
+  });
+
+  it("gives the same answer for a schema validated twice (cached validator)", () => {
+    const v = new ArgumentValidator();
+    expect(v.validate(issueSchema, {}).ok).toBe(false);
+    expect(v.validate(issueSchema, { owner: "o", repo: "r" }).ok).toBe(true);
+    expect(problems(v.validate(issueSchema, { repo: "r" }))).toEqual([
+      'missing required property "owner"',
+    ]);
+  });
+});
