@@ -1,0 +1,116 @@
+/**
+ * Benchmark runner: `npm run bench` runs every section, `npm run bench -- tokens` only the named
+ * ones. Prints the report and writes bench/RESULTS.md; sections not run this time keep their
+ * previous text there, so running one section never erases another.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { descendants } from "../test/helpers/proxy.js";
+import type { BenchSection } from "./report.js";
+import { runTokenBench } from "./tokens.js";
+import { ROOT } from "./upstreams.js";
+
+/** Every section, in report order. Add a benchmark here. */
+const SECTIONS: Record<string, () => Promise<BenchSection>> = {
+  tokens: runTokenBench,
+};
+
+const RESULTS = path.join(ROOT, "bench/RESULTS.md");
+
+const begin = (id: string) => `<!-- bench:${id}:begin -->`;
+const end = (id: string) => `<!-- bench:${id}:end -->`;
+
+function sectionBlock(s: BenchSection, at: Date): string {
+  const stamp = `_Run ${at.toISOString()} on Node ${process.version}._`;
+  return `${begin(s.id)}\n## ${s.title}\n\n${stamp}\n\n${s.markdown}\n${end(s.id)}`;
+}
+
+/** A section's block from the previous RESULTS.md, if it had one. */
+function previousBlock(text: string, id: string): string | undefined {
+  const from = text.indexOf(begin(id));
+  const to = text.indexOf(end(id));
+  return from >= 0 && to > from ? text.slice(from, to + end(id).length) : undefined;
+}
+
+function header(ran: string[]): string {
+  const cpus = os.cpus();
+  const machine = `${cpus[0]?.model.trim() ?? "unknown CPU"}, ${cpus.length} cores, ${os.platform()} ${os.release()}`;
+  return [
+    "# mcpx benchmarks",
+    "",
+    "Reproduce with `npm run bench` (one section: `npm run bench -- tokens`).",
+    "",
+    `- Date: ${new Date().toISOString()} (sections run: ${ran.join(", ")})`,
+    `- Node: ${process.version}`,
+    `- Machine: ${machine}`,
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  // Children that exist before any benchmark (tsx's esbuild service) are not ours to account for.
+  const before = new Set(livingChildren());
+  const asked = process.argv.slice(2).filter((a) => a !== "--");
+  const unknown = asked.filter((a) => !(a in SECTIONS));
+  if (unknown.length > 0) {
+    console.error(
+      `Unknown benchmark ${unknown.map((u) => `"${u}"`).join(", ")}. Available: ${Object.keys(SECTIONS).join(", ")}.`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+  const ids =
+    asked.length > 0
+      ? Object.keys(SECTIONS).filter((id) => asked.includes(id))
+      : Object.keys(SECTIONS);
+
+  const at = new Date();
+  const fresh = new Map<string, BenchSection>();
+  for (const id of ids) {
+    const section = await SECTIONS[id]!();
+    fresh.set(id, section);
+    console.log(`\n## ${section.title}\n\n${section.markdown}\n`);
+  }
+
+  const previous = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "";
+  const blocks = Object.keys(SECTIONS).flatMap((id) => {
+    const s = fresh.get(id);
+    const block = s ? sectionBlock(s, at) : previousBlock(previous, id);
+    return block ? [block] : [];
+  });
+  writeFileSync(RESULTS, `${header(ids)}\n\n${blocks.join("\n\n")}\n`);
+  console.log(`Wrote ${path.relative(process.cwd(), RESULTS)}`);
+  await checkNoChildren(before);
+}
+
+/** Live descendants of this process; empty where there is no /proc to inspect cheaply. */
+function livingChildren(): number[] {
+  return existsSync("/proc") ? descendants(process.pid) : [];
+}
+
+/** Every benchmark closes what it started; a leftover upstream process is a bug worth failing on. */
+async function checkNoChildren(before: ReadonlySet<number>): Promise<void> {
+  const ours = () => livingChildren().filter((pid) => !before.has(pid));
+  const deadline = Date.now() + 3_000;
+  let left = ours();
+  // Children that got SIGTERM may take a moment to exit.
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = ours();
+  }
+  if (left.length > 0) {
+    const describe = (pid: number) => {
+      try {
+        return `${pid} (${readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()})`;
+      } catch {
+        return String(pid); // exited while we looked
+      }
+    };
+    console.error(
+      `bench: child processes still running after close: ${left.map(describe).join(", ")}`,
+    );
+    process.exitCode = 1;
+  }
+}
+
+await main();
