@@ -42,6 +42,9 @@ export function estimateTokens(text: string): number {
   return tokens;
 }
 
+/** TOON is chosen only when estimated at most this fraction of compact JSON. */
+const TOON_MARGIN = 0.92;
+
 function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string | undefined {
   if (block.type !== "text" || typeof block.text !== "string") return undefined;
   const trimmed = block.text.trim();
@@ -66,7 +69,9 @@ function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string
   if (mode === "json") return json;
   const toon = encodeToon(value);
   if (mode === "toon") return toon;
-  return estimateTokens(toon) < estimateTokens(json) ? toon : json;
+  // The estimate can be a few percent off on deep, irregular trees (TOON's indentation), and a
+  // wrong pick would break "never bigger than compact JSON": TOON must win by a clear margin.
+  return estimateTokens(toon) <= TOON_MARGIN * estimateTokens(json) ? toon : json;
 }
 
 function hasUnsafeInteger(value: unknown): boolean {

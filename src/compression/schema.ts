@@ -97,6 +97,14 @@ const RAW_KEYWORDS: ReadonlySet<string> = new Set([
   "contentEncoding",
 ]);
 
+/** Numeric bounds, written as the comparison a value must satisfy. */
+const BOUNDS: Readonly<Partial<Record<string, string>>> = {
+  minimum: ">=",
+  maximum: "<=",
+  exclusiveMinimum: ">",
+  exclusiveMaximum: "<",
+};
+
 /** Keywords that only steer the library's naming or typing; an upstream must not drive them. */
 const DROPPED_KEYWORDS = ["tsType", "tsEnumNames", "$id", "id", "title", "$schema", "$comment"];
 
@@ -258,7 +266,11 @@ function prepareNode(input: unknown): { node: unknown; notes: string[] } {
   for (const k of NOTED_KEYWORDS) {
     if (!(k in node)) continue;
     const v = node[k];
-    notes.push(`@${k} ${RAW_KEYWORDS.has(k) && typeof v === "string" ? v : JSON.stringify(v)}`);
+    const bound = BOUNDS[k];
+    // Numeric bounds read as comparisons (`>=1 <=100`): the same fact in half the tokens.
+    if (bound && typeof v === "number") notes.push(`${bound}${v}`);
+    else
+      notes.push(`@${k} ${RAW_KEYWORDS.has(k) && typeof v === "string" ? v : JSON.stringify(v)}`);
     delete node[k];
   }
 
@@ -396,7 +408,25 @@ function compactDeclaration(raw: string): string {
           ),
     )
     .filter((line) => line.length > 0)
+    .reduce<string[]>(trailingComments, [])
     .join("\n");
+}
+
+/**
+ * `/** text *\/` on its own line before a declaration line becomes a trailing `// text` on that
+ * line: the same words, two to three tokens fewer per described property.
+ */
+function trailingComments(out: string[], line: string, index: number, lines: string[]): string[] {
+  const previous = index > 0 ? lines[index - 1] : undefined;
+  const comment = previous !== undefined ? /^\/\*\* (.*) \*\/$/.exec(previous) : null;
+  if (line.startsWith("/**")) {
+    // Kept for the next line, unless that line is a comment too (or there is none).
+    const next = lines[index + 1];
+    if (next === undefined || next.startsWith("/**") || next.startsWith("}")) out.push(line);
+    return out;
+  }
+  out.push(comment ? `${line} // ${comment[1]}` : line);
+  return out;
 }
 
 /** `key?: (A | B)` → `key?: A | B`, only when the parentheses enclose the whole type. */

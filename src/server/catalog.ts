@@ -67,7 +67,7 @@ export function renderSearch(
     `Tools matching "${query}" (best first):`,
     ...hits.map(
       ({ server, tool }) =>
-        `${server.name}.${signature(tool.name, tool.inputSchema)}${annotationTag(tool.annotations)} — ${firstSentence(tool.description)}`,
+        `${server.name}.${signature(tool.name, tool.inputSchema)}${hintTags(tool.annotations)} — ${firstSentence(tool.description)}`,
     ),
   ].join("\n");
 }
@@ -89,7 +89,7 @@ export function renderServer(s: ServerState): string {
   if (s.status === "failed") lines.push("Its tools are unavailable until it starts.");
   for (const t of s.tools) {
     lines.push(
-      `${s.name}.${signature(t.name, t.inputSchema)}${annotationTag(t.annotations)} — ${firstSentence(t.description)}`,
+      `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)} — ${firstSentence(t.description)}`,
     );
   }
   if (s.resources.length + s.resourceTemplates.length > 0) {
@@ -100,41 +100,72 @@ export function renderServer(s: ServerState): string {
   return lines.join("\n");
 }
 
-/** describe("server.tool"): full description, input schema, annotations, output schema. */
+/**
+ * describe("server.tool"): full description, annotation hints, input schema and output schema.
+ * Every token here is paid per lookup, so no labels the declaration does not need.
+ */
 export function renderTool(
   server: string,
   tool: ToolDef,
   input: CompiledSchema,
   output?: CompiledSchema,
 ): string {
-  const lines = [`## ${server}.${tool.name}${tool.title ? ` (${tool.title})` : ""}`];
-  if (tool.description) lines.push(tool.description.trim());
-  const hints = annotationList(tool.annotations);
-  if (hints) lines.push(`Annotations: ${hints}`);
+  const lines = [`${server}.${tool.name}${hintTags(tool.annotations)}`];
+  const description = tool.description?.trim() || tool.title || tool.annotations?.title;
+  if (description) lines.push(description);
   lines.push(
-    `Input (${input.format === "typescript" ? "TypeScript" : "JSON Schema"}):`,
-    input.text,
+    input.format === "typescript" ? argumentLines(input.text) : `Input JSON Schema: ${input.text}`,
   );
-  if (output)
+  if (output) {
     lines.push(
-      `Output (${output.format === "typescript" ? "TypeScript" : "JSON Schema"}):`,
-      output.text,
+      output.format === "typescript"
+        ? `Returns ${anonymous(output.text)}`
+        : `Output JSON Schema: ${output.text}`,
     );
-  lines.push(`Run: call({ method: "${server}.${tool.name}", arguments: {...} })`);
+  }
   return lines.join("\n");
 }
 
-function annotationTag(a: ToolAnnotations | undefined): string {
-  if (!a) return "";
-  if (a.readOnlyHint) return " [read-only]";
-  if (a.destructiveHint) return " [destructive]";
-  return "";
+/**
+ * The input declaration as argument lines: `interface CreateIssueInput { ... }` loses its
+ * wrapper (the heading names the tool), leaving `owner: string // Repository owner` lines.
+ * Declarations of other types the input refers to follow unchanged.
+ */
+function argumentLines(declaration: string): string {
+  const lines = declaration.split("\n");
+  if (!/^interface [\w$]+ \{$/.test(lines[0] ?? "")) return declaration;
+  let depth = 1;
+  for (let i = 1; i < lines.length; i++) {
+    // Braces inside string literals and trailing comments are not structure.
+    const code = (lines[i] ?? "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\/\/.*$/, "");
+    for (const c of code) depth += c === "{" ? 1 : c === "}" ? -1 : 0;
+    if (depth === 0) {
+      if (lines[i] !== "}") return declaration; // `} & Other`: not a plain object, keep as is
+      const body = lines.slice(1, i);
+      const rest = lines.slice(i + 1);
+      return [...(body.length > 0 ? body : ["(no arguments)"]), ...rest].join("\n");
+    }
+  }
+  return declaration;
 }
 
-function annotationList(a: ToolAnnotations | undefined): string {
+/** `interface CreateIssueInput {` → `{`: the heading already names the tool. */
+function anonymous(declaration: string): string {
+  return declaration.replace(/^interface [\w$]+ \{/, "{");
+}
+
+/**
+ * The annotation hints a model acts on, as short tags: ` [readonly]`, ` [destructive]`,
+ * ` [idempotent]`. For a read-only tool the spec gives destructive and idempotent hints no
+ * meaning, so none follow it; the open-world hint rarely changes what a model should do.
+ */
+function hintTags(a: ToolAnnotations | undefined): string {
   if (!a) return "";
-  return Object.entries(a)
-    .filter(([k, v]) => k !== "title" && v !== undefined)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(", ");
+  // "readonly" is one token where "read-only" is two, and every model knows the TypeScript word.
+  if (a.readOnlyHint === true) return " [readonly]";
+  const tags = [
+    a.destructiveHint === true && "destructive",
+    a.idempotentHint === true && "idempotent",
+  ].filter((t): t is string => typeof t === "string");
+  return tags.length > 0 ? ` [${tags.join(", ")}]` : "";
 }

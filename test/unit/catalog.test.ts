@@ -35,6 +35,7 @@ function server(
     name,
     spec: { transport: "stdio", command: "node", args: [], env: {}, inheritEnv: false },
     timeoutMs: 60_000,
+    session: { policy: "isolated", prewarm: 0, maxSessions: 8, idleTimeoutMs: 1000 },
     ...(description !== undefined && { description }),
   };
   return {
@@ -138,9 +139,10 @@ describe("describeDescription", () => {
     expect(line).toContain("The GitHub MCP server gives tools for");
     expect(line!.length).toBeLessThanOrEqual("github (117 tools): ".length + 60);
     expect(text).toContain("memory (2 tools): memory-server");
-    // The names no longer fit: they are one describe() away.
+    // The names no longer fit: search or a server listing finds them.
     expect(text).not.toContain("create_pull_request_review");
-    expect(text).toContain("describe()");
+    expect(text).toContain("describe({query");
+    expect(text).toContain('describe("server")');
   });
 
   it("keeps the failure note in the fallback", () => {
@@ -206,7 +208,7 @@ describe("renderServer", () => {
     const text = renderServer(s);
     expect(text.split("\n")[0]).toBe("## github");
     expect(text).toContain(
-      "github.get_commit(owner, repo, sha, detail?, page?, perPage?) [read-only] — Get details for a commit from a GitHub repository",
+      "github.get_commit(owner, repo, sha, detail?, page?, perPage?) [readonly] — Get details for a commit from a GitHub repository",
     );
     expect(text).toContain("github.delete_file(path, message?) [destructive] — Delete a file.");
   });
@@ -233,40 +235,46 @@ describe("renderServer", () => {
 });
 
 describe("renderTool", () => {
-  it("includes the full description, annotations, the input schema text and how to run it", () => {
+  it("includes the full description, the hints a model acts on, and the input schema", () => {
     const getCommit = githubTools.find((t) => t.name === "get_commit")!;
-    const input = { format: "typescript" as const, text: "{ owner: string; repo: string }" };
+    const input = { format: "typescript" as const, text: "interface In {\nowner: string\n}" };
     const text = renderTool("github", getCommit, input);
-    expect(text.split("\n")[0]).toBe("## github.get_commit");
+    // readOnlyHint true → a tag; idempotentHint false → nothing; the title is not repeated.
+    expect(text.split("\n")[0]).toBe("github.get_commit [readonly]");
     expect(text).toContain("Get details for a commit from a GitHub repository");
-    expect(text).toContain("Annotations: idempotentHint=false, readOnlyHint=true");
-    expect(text).not.toMatch(/Annotations:.*title=/);
-    expect(text).toContain("Input (TypeScript):\n{ owner: string; repo: string }");
-    expect(text).toContain('Run: call({ method: "github.get_commit", arguments: {...} })');
-    expect(text).not.toContain("Output");
+    // The input's wrapper goes (the heading names the tool): its properties are the arguments.
+    expect(text.split("\n").slice(-1)[0]).toBe("owner: string");
+    expect(text).not.toContain("interface In");
+    expect(text).not.toContain("Returns");
   });
 
-  it("keeps every sentence and line of a long description", () => {
+  it("keeps every sentence and line of a long description; labels a JSON fallback", () => {
     const description = "First sentence. Second sentence.\n\nA second paragraph with details.";
     const text = renderTool("s", tool("t", { description, title: "The Tool" }), {
       format: "json",
       text: '{"type":"object"}',
     });
-    expect(text).toContain("## s.t (The Tool)");
+    expect(text.split("\n")[0]).toBe("s.t");
     expect(text).toContain(description);
-    expect(text).toContain('Input (JSON Schema):\n{"type":"object"}');
-    expect(text).not.toContain("Annotations");
+    expect(text).toContain('Input JSON Schema: {"type":"object"}');
+  });
+
+  it("falls back to the title when there is no description", () => {
+    const text = renderTool("s", tool("t", { title: "The Tool" }), {
+      format: "typescript",
+      text: "interface I {\n}",
+    });
+    expect(text).toContain("The Tool");
   });
 
   it("adds the output schema when given", () => {
     const text = renderTool(
       "s",
-      tool("t"),
-      { format: "typescript", text: "{}" },
-      { format: "json", text: '{"type":"object","properties":{"ok":{"type":"boolean"}}}' },
+      tool("t", { annotations: { destructiveHint: true, openWorldHint: true } }),
+      { format: "typescript", text: "interface I {\n}" },
+      { format: "typescript", text: "interface O {\nok: boolean\n}" },
     );
-    expect(text).toContain(
-      'Output (JSON Schema):\n{"type":"object","properties":{"ok":{"type":"boolean"}}}',
-    );
+    expect(text.split("\n")[0]).toBe("s.t [destructive]");
+    expect(text).toContain("(no arguments)\nReturns {\nok: boolean\n}");
   });
 });
