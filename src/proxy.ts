@@ -42,14 +42,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     context,
     start: () => registry.start(),
     close: () => {
-      closing ??= (async () => {
-        // Call sessions first (they may hold the busiest processes), then control sessions.
-        try {
-          await executor.close();
-        } finally {
-          await registry.close();
-        }
-      })();
+      // The registry owns every session pool, so closing it ends every upstream process.
+      closing ??= registry.close();
       return closing;
     },
   };

@@ -29,12 +29,23 @@ export type UpstreamSpec =
     }
   | { transport: "http" | "sse"; url: string; headers: Record<string, string> };
 
+export type SessionPolicy = "isolated" | "shared" | "caller";
+
+/** How calls to a server map onto upstream sessions (see src/registry/pool.ts). */
+export interface SessionSettings {
+  policy: SessionPolicy;
+  prewarm: number;
+  maxSessions: number;
+  idleTimeoutMs: number;
+}
+
 export interface ServerConfig {
   name: string;
   spec: UpstreamSpec;
   description?: string;
   /** Per-request timeout for this server, in ms. */
   timeoutMs: number;
+  session: SessionSettings;
 }
 
 export type ResultCompression = "auto" | "toon" | "json" | "off";
@@ -55,6 +66,8 @@ export interface Config {
 export const DEFAULTS = {
   discoveryTimeoutMs: 15_000,
   callTimeoutMs: 60_000,
+  maxSessions: 8,
+  idleTimeoutMs: 5 * 60_000,
 } as const;
 
 /** A config that cannot be used. `problems` each name a key path, what is wrong and the fix. */
@@ -250,6 +263,13 @@ export function parseConfig(
       name,
       spec,
       timeoutMs: e.timeout ?? callTimeoutMs,
+      session: {
+        policy: e.session ?? "isolated",
+        // A spare costs a process for stdio but only a connection for http: warm stdio by default.
+        prewarm: e.prewarm ?? (spec.transport === "stdio" ? 1 : 0),
+        maxSessions: e.maxSessions ?? DEFAULTS.maxSessions,
+        idleTimeoutMs: e.idleTimeout ?? DEFAULTS.idleTimeoutMs,
+      },
       ...(e.description !== undefined && { description: e.description }),
     });
   }

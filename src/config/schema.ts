@@ -18,6 +18,14 @@ const common = {
   disabled: z.boolean().optional(),
   /** Per-request timeout in milliseconds (Claude Code's key). */
   timeout: timeoutMs.optional(),
+  /** How calls map onto upstream sessions: isolated (default), shared, caller. */
+  session: z.enum(["isolated", "shared", "caller"]).optional(),
+  /** isolated: spare sessions kept ready (default 1 for stdio, 0 for http/sse). */
+  prewarm: z.number().int().min(0).max(16).optional(),
+  /** Concurrent sessions (isolated: calls; caller: callers); further calls queue. */
+  maxSessions: z.number().int().min(1).max(256).optional(),
+  /** caller: close a caller's idle session after this many ms. */
+  idleTimeout: timeoutMs.optional(),
 };
 
 const stdioServer = z.strictObject({
@@ -58,6 +66,10 @@ export const SERVER_KEYS = [
   "description",
   "disabled",
   "timeout",
+  "session",
+  "prewarm",
+  "maxSessions",
+  "idleTimeout",
 ] as const;
 
 /**

@@ -2,17 +2,19 @@ import type { ResultCompression } from "../config/load.js";
 import { nearest } from "../config/suggest.js";
 import { compressResult } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
-import { errorMessage } from "../errors.js";
+import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Progress } from "../registry/connection.js";
-import { SessionPool } from "../registry/pool.js";
+import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
 import { ArgumentValidator } from "./validate.js";
 
-/** What the downstream request brings to a call: cancellation and progress. */
+/** What the downstream request brings to a call: who asks, cancellation and progress. */
 export interface CallContext {
+  /** The caller (client) the call is made for; picks the session under the "caller" policy. */
+  caller?: string;
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
 }
@@ -32,7 +34,6 @@ const SDK_CONNECTION_CLOSED = -32000;
  * server and the next step; nothing here throws to the caller.
  */
 export class Executor {
-  private readonly pools = new Map<string, SessionPool>();
   private readonly validator = new ArgumentValidator();
   private readonly log: Logger;
 
@@ -66,10 +67,20 @@ export class Executor {
 
     const started = performance.now();
     const timeoutMs = server.config.timeoutMs;
-    let lease;
+    let lease: Lease;
     try {
-      lease = await this.pool(server.name).acquire();
+      lease = await this.pool(server.name).acquire({
+        caller: ctx.caller ?? "default",
+        timeoutMs,
+        ...(ctx.signal && { signal: ctx.signal }),
+      });
     } catch (err) {
+      if (err instanceof ProxyError && err.code === "UPSTREAM_BUSY") {
+        return textResult(
+          `Server "${server.name}" is busy: ${err.message}. The call was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
+          true,
+        );
+      }
       return textResult(
         `Server "${server.name}" could not be started for this call: ${errorMessage(err)}. ` +
           `Other servers are unaffected; try again later or use describe() to see server status.`,
@@ -103,9 +114,13 @@ export class Executor {
     const found = this.resourceServer(uri, serverName);
     if ("error" in found) return found;
     const target = found.server;
-    let lease;
+    let lease: Lease;
     try {
-      lease = await this.pool(target.name).acquire();
+      lease = await this.pool(target.name).acquire({
+        caller: ctx.caller ?? "default",
+        timeoutMs: target.config.timeoutMs,
+        ...(ctx.signal && { signal: ctx.signal }),
+      });
     } catch (err) {
       return { error: `Server "${target.name}" could not be started: ${errorMessage(err)}.` };
     }
@@ -124,21 +139,9 @@ export class Executor {
     }
   }
 
-  /** Close every session the executor opened. */
-  async close(): Promise<void> {
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.allSettled(pools.map((p) => p.close()));
-  }
-
   private pool(server: string): SessionPool {
-    let pool = this.pools.get(server);
-    if (!pool) {
-      const factory = this.registry.factory(server);
-      if (!factory) throw new Error(`no client factory for ${server}`);
-      pool = new SessionPool(factory, { logger: this.log.child(server) });
-      this.pools.set(server, pool);
-    }
+    const pool = this.registry.pool(server);
+    if (!pool) throw new Error(`no session pool for ${server}`);
     return pool;
   }
 

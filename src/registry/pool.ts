@@ -1,82 +1,206 @@
-import { errorMessage } from "../errors.js";
+import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ClientFactory, UpstreamSession } from "./connection.js";
 
-/** A session lent to one call. `release` gives it back; an isolated session is then closed. */
+/**
+ * How calls to one upstream map onto sessions:
+ * - isolated: every call gets a fresh session no other call has used (default);
+ * - shared: one long-lived session multiplexes every call (stateful, expensive servers);
+ * - caller: one long-lived session per caller, closed after `idleTimeoutMs` without calls.
+ */
+export type SessionPolicy = "isolated" | "shared" | "caller";
+
+export interface PoolOptions {
+  policy: SessionPolicy;
+  /** isolated: initialized spare sessions kept ready, so a call skips spawn + initialize. */
+  prewarm: number;
+  /** isolated: concurrent calls; caller: concurrent caller sessions. Further calls queue. */
+  maxSessions: number;
+  /** caller: close a caller's session after this long without calls. */
+  idleTimeoutMs: number;
+  logger: Logger;
+  /** Sees every session the pool opens before anyone uses it (e.g. to hear list_changed). */
+  onSession?: (session: UpstreamSession) => void;
+}
+
+export interface AcquireOptions {
+  caller: string;
+  /** How long a call may wait for a free slot before it is refused. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** A session lent to one call. Release it when the call is over, whatever the outcome. */
 export interface Lease {
   readonly session: UpstreamSession;
   release(): void;
 }
 
-export interface SessionPoolOptions {
-  logger: Logger;
-  /** Initialized spare sessions kept ready, so a call does not pay spawn + initialize. */
-  prewarm?: number;
+/** What a pool holds right now; rendered by status pages and asserted by tests. */
+export interface PoolStats {
+  policy: SessionPolicy;
+  /** Live sessions: spares, leased, shared or per caller. */
+  open: number;
+  /** Calls holding a session. */
+  leased: number;
+  /** Calls waiting for a slot. */
+  waiting: number;
+  /** Ready spares (isolated). */
+  spares: number;
+}
+
+interface Waiter {
+  /** Take this waiter's slot if it is free now; false leaves it waiting. Synchronous. */
+  claim(): boolean;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+interface CallerEntry {
+  session: Promise<UpstreamSession>;
+  inflight: number;
+  idleTimer?: NodeJS.Timeout;
 }
 
 /**
- * Isolated sessions for one upstream: every lease is a session no other call has used. Spares
- * are opened ahead of time; a used session is closed after release, off the response path.
- * The pool tracks every session it opened, so close() leaves no process behind.
+ * The sessions of one upstream spec. Every session it opens is tracked until it is closed, so
+ * close() leaves no process behind whatever state calls were in.
  */
 export class SessionPool {
   private readonly open = new Set<UpstreamSession>();
   private readonly spares: Promise<UpstreamSession>[] = [];
+  private readonly waiters: Waiter[] = [];
+  private readonly callers = new Map<string, CallerEntry>();
+  private shared: Promise<UpstreamSession> | undefined;
+  private leased = 0;
   private closed = false;
-  private readonly prewarm: number;
 
   constructor(
     private readonly factory: ClientFactory,
-    private readonly options: SessionPoolOptions,
-  ) {
-    this.prewarm = options.prewarm ?? 0;
-    this.refill();
+    private readonly options: PoolOptions,
+  ) {}
+
+  get policy(): SessionPolicy {
+    return this.options.policy;
   }
 
-  /** Number of live sessions (spares and leased). */
-  get size(): number {
-    return this.open.size;
-  }
-
-  async acquire(): Promise<Lease> {
-    if (this.closed) throw new Error("the session pool is closed");
-    let session: UpstreamSession | undefined;
-    while (!session) {
-      const spare = this.spares.shift();
-      this.refill();
-      if (!spare) {
-        session = await this.openSession();
-        break;
-      }
-      // A spare that failed to open or died while waiting is skipped, not handed out.
-      const ready = await spare.catch(() => undefined);
-      if (ready && !ready.closed) session = ready;
-    }
-    let released = false;
+  stats(): PoolStats {
     return {
-      session,
-      release: () => {
-        if (released) return;
-        released = true;
-        // After the result went out: the caller never waits for an upstream to exit.
-        setImmediate(() => void this.dispose(session));
-      },
+      policy: this.options.policy,
+      open: this.open.size,
+      leased: this.leased,
+      waiting: this.waiters.length,
+      spares: this.spares.length,
     };
   }
 
-  /** Close every session this pool opened, leased or spare. */
+  /** Start the spare sessions of an isolated pool (after discovery, off the startup path). */
+  warm(): void {
+    this.refill();
+  }
+
+  /** Lend a session for one call, per the pool's policy. */
+  async acquire(options: AcquireOptions): Promise<Lease> {
+    if (this.closed) throw new Error("the proxy is shutting down");
+    switch (this.options.policy) {
+      case "isolated":
+        return this.acquireIsolated(options);
+      case "shared":
+        return this.acquireShared();
+      case "caller":
+        return this.acquireForCaller(options);
+      default: {
+        const never: never = this.options.policy;
+        throw new Error(`unknown session policy ${String(never)}`);
+      }
+    }
+  }
+
+  /**
+   * Run proxy-internal requests (listing, ping) on a session without spending it: an isolated
+   * session used only for this stays a valid spare, since no call has used it.
+   */
+  async inspect<T>(fn: (session: UpstreamSession) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error("the proxy is shutting down");
+    if (this.options.policy === "shared") return fn(await this.sharedSession());
+    const session =
+      this.options.policy === "isolated"
+        ? await this.takeSpareOrOpen(false)
+        : await this.openSession();
+    try {
+      return await fn(session);
+    } finally {
+      if (
+        this.options.policy === "isolated" &&
+        !session.closed &&
+        !this.closed &&
+        this.spares.length < this.options.prewarm
+      ) {
+        this.spares.push(Promise.resolve(session));
+      } else {
+        this.dispose(session);
+      }
+    }
+  }
+
+  /** Close every session this pool opened: spares, leased, shared, per caller. */
   async close(): Promise<void> {
     this.closed = true;
-    const spares = this.spares.splice(0);
-    const opened = await Promise.allSettled(spares);
-    for (const r of opened) if (r.status === "fulfilled") this.open.add(r.value);
-    await Promise.allSettled([...this.open].map((s) => this.dispose(s)));
+    for (const w of this.waiters.splice(0)) w.reject(new Error("the proxy is shutting down"));
+    for (const entry of this.callers.values()) clearTimeout(entry.idleTimer);
+    const pending = [
+      ...this.spares.splice(0),
+      ...(this.shared ? [this.shared] : []),
+      ...[...this.callers.values()].map((e) => e.session),
+    ];
+    this.callers.clear();
+    this.shared = undefined;
+    const settled = await Promise.allSettled(pending);
+    for (const r of settled) if (r.status === "fulfilled") this.open.add(r.value);
+    await Promise.allSettled([...this.open].map((s) => this.closeSession(s)));
+  }
+
+  // ---- isolated -------------------------------------------------------------------------
+
+  private async acquireIsolated(options: AcquireOptions): Promise<Lease> {
+    await this.slot(options, () => {
+      if (this.leased >= this.options.maxSessions) return false;
+      this.leased += 1;
+      return true;
+    });
+    let session: UpstreamSession;
+    try {
+      session = await this.takeSpareOrOpen();
+    } catch (err) {
+      this.leased -= 1;
+      this.wake();
+      throw err;
+    }
+    return this.lease(session, () => {
+      this.leased -= 1;
+      // After the result went out: the caller never waits for an upstream to exit.
+      setImmediate(() => this.dispose(session));
+      this.wake();
+    });
+  }
+
+  private async takeSpareOrOpen(replace = true): Promise<UpstreamSession> {
+    const spare = this.spares.shift();
+    // A call's spare is replaced at once; inspect() gives its session back instead.
+    if (replace) this.refill();
+    if (spare) {
+      // A spare that failed to open or died while waiting is skipped, never handed out.
+      const ready = await spare.catch(() => undefined);
+      if (ready && !ready.closed) return ready;
+    }
+    return this.openSession();
   }
 
   private refill(): void {
-    while (!this.closed && this.spares.length < this.prewarm) {
+    if (this.options.policy !== "isolated") return;
+    while (!this.closed && this.spares.length < this.options.prewarm) {
       const p = this.openSession();
-      // A failing spare is reported when a call takes it; here it must not be unhandled.
+      // A failing spare is reported by the call that takes it; here it must not go unhandled.
       p.catch((err: unknown) =>
         this.options.logger.debug(`spare session failed: ${errorMessage(err)}`),
       );
@@ -84,18 +208,179 @@ export class SessionPool {
     }
   }
 
+  // ---- shared ---------------------------------------------------------------------------
+
+  private async acquireShared(): Promise<Lease> {
+    const session = await this.sharedSession();
+    this.leased += 1;
+    return this.lease(session, () => {
+      this.leased -= 1;
+    });
+  }
+
+  private sharedSession(): Promise<UpstreamSession> {
+    const current = this.shared;
+    if (current) {
+      return current.then((s) => (s.closed ? this.reopenShared(current) : s));
+    }
+    return this.reopenShared(undefined);
+  }
+
+  private reopenShared(stale: Promise<UpstreamSession> | undefined): Promise<UpstreamSession> {
+    // Concurrent callers that all saw the dead session share one reopen.
+    if (this.shared !== stale && this.shared) return this.sharedSession();
+    const next = this.openSession();
+    this.shared = next;
+    next.catch(() => {
+      if (this.shared === next) this.shared = undefined;
+    });
+    return next;
+  }
+
+  // ---- caller ---------------------------------------------------------------------------
+
+  private async acquireForCaller(options: AcquireOptions): Promise<Lease> {
+    if (!this.callers.has(options.caller)) {
+      await this.slot(options, () => {
+        if (this.callers.has(options.caller)) return true;
+        if (this.callers.size >= this.options.maxSessions && !this.evictIdleCaller()) return false;
+        const session = this.openSession();
+        this.callers.set(options.caller, { session, inflight: 0 });
+        session.catch(() => this.dropCaller(options.caller, session));
+        return true;
+      });
+    }
+    const current = this.callers.get(options.caller);
+    // The session failed to open and was dropped in between: open another.
+    if (!current) return this.acquireForCaller(options);
+    current.inflight += 1;
+    clearTimeout(current.idleTimer);
+    let session: UpstreamSession;
+    try {
+      session = await current.session;
+      if (session.closed) {
+        // The caller's session died (upstream crash): start over, state is gone anyway.
+        this.dropCaller(options.caller, current.session);
+        current.inflight -= 1;
+        return this.acquireForCaller(options);
+      }
+    } catch (err) {
+      current.inflight -= 1;
+      throw err;
+    }
+    this.leased += 1;
+    return this.lease(session, () => {
+      this.leased -= 1;
+      current.inflight -= 1;
+      if (current.inflight === 0 && this.callers.get(options.caller) === current) {
+        current.idleTimer = setTimeout(() => {
+          this.dropCaller(options.caller, current.session);
+          this.wake();
+        }, this.options.idleTimeoutMs);
+        current.idleTimer.unref();
+      }
+    });
+  }
+
+  private evictIdleCaller(): boolean {
+    for (const [caller, entry] of this.callers) {
+      if (entry.inflight === 0) {
+        this.dropCaller(caller, entry.session);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private dropCaller(caller: string, session: Promise<UpstreamSession>): void {
+    const entry = this.callers.get(caller);
+    if (!entry || entry.session !== session) return;
+    clearTimeout(entry.idleTimer);
+    this.callers.delete(caller);
+    session.then(
+      (s) => this.dispose(s),
+      () => {
+        /* never opened: nothing to close */
+      },
+    );
+  }
+
+  // ---- shared plumbing ------------------------------------------------------------------
+
+  private lease(session: UpstreamSession, onRelease: () => void): Lease {
+    let released = false;
+    return {
+      session,
+      release: () => {
+        if (released) return;
+        released = true;
+        onRelease();
+      },
+    };
+  }
+
+  /**
+   * Wait until `claim()` succeeds, in arrival order, bounded by the call's timeout and signal.
+   * `claim` checks and takes the slot in one synchronous step, so no two calls take the same one.
+   */
+  private slot(options: AcquireOptions, claim: () => boolean): Promise<void> {
+    if (this.waiters.length === 0 && claim()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const started = Date.now();
+      const waiter: Waiter = {
+        claim,
+        resolve: () => {
+          cleanup();
+          resolve();
+        },
+        reject: (err) => {
+          cleanup();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiter.reject(
+          new ProxyError(
+            "UPSTREAM_BUSY",
+            `all ${this.options.maxSessions} sessions stayed busy for ${Date.now() - started} ms (maxSessions ${this.options.maxSessions})`,
+          ),
+        );
+      }, options.timeoutMs);
+      const onAbort = () => waiter.reject(new Error("cancelled while waiting for a free session"));
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      const cleanup = () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Let the first waiter in, if its slot is free now. */
+  private wake(): void {
+    const first = this.waiters[0];
+    if (first?.claim()) first.resolve();
+  }
+
   private async openSession(): Promise<UpstreamSession> {
     const session = await this.factory();
     if (this.closed) {
       await session.close();
-      throw new Error("the session pool is closed");
+      throw new Error("the proxy is shutting down");
     }
     this.open.add(session);
     session.onClosed(() => this.open.delete(session));
+    this.options.onSession?.(session);
     return session;
   }
 
-  private async dispose(session: UpstreamSession): Promise<void> {
+  private dispose(session: UpstreamSession): void {
+    void this.closeSession(session);
+  }
+
+  private async closeSession(session: UpstreamSession): Promise<void> {
     try {
       await session.close();
     } catch (err) {

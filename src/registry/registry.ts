@@ -9,6 +9,8 @@ import {
   type ServerIdentity,
   type UpstreamSession,
 } from "./connection.js";
+import { fingerprint } from "./fingerprint.js";
+import { SessionPool, type PoolStats } from "./pool.js";
 
 export type ServerStatus = "starting" | "ready" | "failed";
 
@@ -17,7 +19,7 @@ export interface ServerState {
   readonly name: string;
   readonly config: ServerConfig;
   status: ServerStatus;
-  /** Why the server is failed (never contains config secrets: messages come from the SDK/OS). */
+  /** Why the server is failed (messages come from the SDK/OS, never from config values). */
   error?: string;
   identity?: ServerIdentity;
   tools: ToolDef[];
@@ -30,36 +32,46 @@ export interface ServerState {
 
 export interface RegistryOptions {
   logger: Logger;
-  /** Injectable connector: tests and future pools can supply their own factories. */
+  /** Injectable connector: tests supply in-memory factories. */
   factoryFor?: (server: ServerConfig) => ClientFactory;
-  /** Delay before retrying a server whose control session closed; 0 disables. */
-  reconnectDelayMs?: number;
   now?: () => number;
 }
 
 type ChangeListener = (server: string) => void;
 
+/** The catalog part of a state, as one discovery produces it. */
+type Catalog = Pick<
+  ServerState,
+  "identity" | "tools" | "resources" | "resourceTemplates" | "prompts"
+>;
+
 /**
- * The catalog of every upstream: discovered in parallel at startup, cached, refreshed when an
- * upstream announces `list_changed`. One control session per upstream stays open to receive
- * those announcements; calls never run on it (see the executor).
+ * The catalog of every upstream and the session pools behind it. Identical specs (same
+ * fingerprint) share one pool and one discovery, whatever their names. The catalog is
+ * discovered in parallel at startup, cached, and refreshed when any session of a pool announces
+ * `list_changed`.
  */
 export class Registry {
   private readonly states = new Map<string, ServerState>();
-  private readonly factories = new Map<string, ClientFactory>();
-  private readonly control = new Map<string, UpstreamSession>();
+  private readonly pools = new Map<string, SessionPool>();
+  /** server name → fingerprint of its spec. */
+  private readonly prints = new Map<string, string>();
+  private readonly discoveries = new Map<string, Promise<Catalog>>();
   private readonly listeners = new Set<ChangeListener>();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private closed = false;
   private readonly log: Logger;
   private readonly now: () => number;
 
   constructor(
     private readonly config: Config,
-    private readonly options: RegistryOptions,
+    options: RegistryOptions,
   ) {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
+    const factoryFor =
+      options.factoryFor ??
+      ((s: ServerConfig) =>
+        createClientFactory(s, { logger: this.log, connectTimeoutMs: config.discoveryTimeoutMs }));
     for (const server of config.servers) {
       this.states.set(server.name, {
         name: server.name,
@@ -70,20 +82,32 @@ export class Registry {
         resourceTemplates: [],
         prompts: [],
       });
-      const factoryFor =
-        options.factoryFor ??
-        ((s: ServerConfig) =>
-          createClientFactory(s, {
-            logger: this.log,
-            connectTimeoutMs: config.discoveryTimeoutMs,
-          }));
-      this.factories.set(server.name, factoryFor(server));
+      const print = fingerprint(server);
+      this.prints.set(server.name, print);
+      if (!this.pools.has(print)) {
+        this.pools.set(
+          print,
+          new SessionPool(factoryFor(server), {
+            ...server.session,
+            logger: this.log.child(server.name),
+            onSession: (session) => this.watch(print, session),
+          }),
+        );
+      }
     }
   }
 
-  /** Discover every upstream in parallel. Never rejects: a failing upstream is recorded as failed. */
+  /** Discover every upstream in parallel, then warm spare sessions. Never rejects. */
   async start(): Promise<void> {
     await Promise.all([...this.states.keys()].map((name) => this.discover(name)));
+    for (const [print, pool] of this.pools) {
+      if (
+        [...this.prints].some(
+          ([name, p]) => p === print && this.states.get(name)?.status === "ready",
+        )
+      )
+        pool.warm();
+    }
   }
 
   /** Every server, in config order. */
@@ -95,9 +119,20 @@ export class Registry {
     return this.states.get(name);
   }
 
-  /** The factory that opens fresh sessions with `server`. */
-  factory(server: string): ClientFactory | undefined {
-    return this.factories.get(server);
+  /** The session pool behind `server` (shared with identical specs). */
+  pool(server: string): SessionPool | undefined {
+    const print = this.prints.get(server);
+    return print === undefined ? undefined : this.pools.get(print);
+  }
+
+  /** Sessions per server, for status output and tests. */
+  poolStats(): Record<string, PoolStats> {
+    const out: Record<string, PoolStats> = {};
+    for (const name of this.states.keys()) {
+      const pool = this.pool(name);
+      if (pool) out[name] = pool.stats();
+    }
+    return out;
   }
 
   /** Called with a server's name whenever its part of the catalog or its status changes. */
@@ -106,57 +141,32 @@ export class Registry {
     return () => this.listeners.delete(listener);
   }
 
-  /** Close every control session (and so every upstream process the registry started). */
+  /** Close every pool, and so every upstream session and process. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    const sessions = [...this.control.values()];
-    this.control.clear();
-    await Promise.allSettled(sessions.map((s) => s.close()));
+    const pools = [...this.pools.values()];
+    await Promise.allSettled(pools.map((p) => p.close()));
   }
 
   private async discover(name: string): Promise<void> {
     const state = this.states.get(name);
-    const factory = this.factories.get(name);
-    if (!state || !factory || this.closed) return;
-    const timeoutMs = this.config.discoveryTimeoutMs;
+    const print = this.prints.get(name);
+    if (!state || print === undefined || this.closed) return;
     const started = this.now();
-    let session: UpstreamSession | undefined;
     try {
-      session = await withTimeout(
-        factory(),
-        timeoutMs,
-        `did not start within ${timeoutMs} ms`,
-        (s) => void s.close(),
-      );
-      if (this.closed) {
-        await session.close();
-        return;
+      let pending = this.discoveries.get(print);
+      if (!pending) {
+        pending = this.fetchCatalog(print);
+        this.discoveries.set(print, pending);
+        // Later rediscoveries (issue: health) must fetch anew, not reuse this answer.
+        void pending.finally(() => this.discoveries.delete(print)).catch(() => {});
       }
-      const opts = { timeoutMs };
-      const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-        session.listTools(opts),
-        session.listResources(opts),
-        session.listResourceTemplates(opts),
-        session.listPrompts(opts),
-      ]);
-      Object.assign(state, {
-        status: "ready",
-        identity: session.identity,
-        tools,
-        resources,
-        resourceTemplates,
-        prompts,
-        updatedAt: this.now(),
-      });
+      Object.assign(state, await pending, { status: "ready", updatedAt: this.now() });
       delete state.error;
-      this.keepControl(name, session);
       this.log.info(
-        `${name}: ready, ${tools.length} tools, ${resources.length} resources in ${this.now() - started} ms`,
+        `${name}: ready, ${state.tools.length} tools, ${state.resources.length} resources in ${this.now() - started} ms`,
       );
     } catch (err) {
-      if (session) void session.close().catch(() => {});
       state.status = "failed";
       state.error = errorMessage(err);
       this.log.warn(`${name}: failed to start: ${state.error}`);
@@ -164,59 +174,69 @@ export class Registry {
     this.emit(name);
   }
 
-  private keepControl(name: string, session: UpstreamSession): void {
-    this.control.set(name, session);
-    session.onListChanged((kind) => void this.refresh(name, session, kind));
-    session.onClosed(() => {
-      if (this.closed || this.control.get(name) !== session) return;
-      this.control.delete(name);
-      const state = this.states.get(name);
-      if (state) {
-        state.status = "failed";
-        state.error = "the upstream connection closed";
-        this.log.warn(`${name}: connection closed`);
-        this.emit(name);
-      }
-      const delay = this.options.reconnectDelayMs ?? 1_000;
-      if (delay > 0) {
-        const timer = setTimeout(() => {
-          this.timers.delete(timer);
-          void this.discover(name);
-        }, delay);
-        timer.unref();
-        this.timers.add(timer);
-      }
+  private async fetchCatalog(print: string): Promise<Catalog> {
+    const pool = this.pools.get(print);
+    if (!pool) throw new Error("no pool");
+    const timeoutMs = this.config.discoveryTimeoutMs;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const work = pool.inspect(async (session) => {
+      const opts = { timeoutMs, signal: deadline };
+      const [tools, resources, resourceTemplates, prompts] = await Promise.all([
+        session.listTools(opts),
+        session.listResources(opts),
+        session.listResourceTemplates(opts),
+        session.listPrompts(opts),
+      ]);
+      return { identity: session.identity, tools, resources, resourceTemplates, prompts };
+    });
+    // The connect timeout bounds spawn + initialize and each list request its own time; this
+    // bounds the whole discovery, so one slow upstream never holds up startup for longer.
+    return await new Promise<Catalog>((resolve, reject) => {
+      const onTimeout = () => reject(new Error(`did not start within ${timeoutMs} ms`));
+      deadline.addEventListener("abort", onTimeout, { once: true });
+      work.then(resolve, reject).finally(() => deadline.removeEventListener("abort", onTimeout));
     });
   }
 
-  private async refresh(name: string, session: UpstreamSession, kind: ListKind): Promise<void> {
-    const state = this.states.get(name);
-    if (!state || this.closed) return;
+  /** Every session a pool opens reports list changes here. */
+  private watch(print: string, session: UpstreamSession): void {
+    session.onListChanged((kind) => void this.refresh(print, session, kind));
+  }
+
+  private async refresh(print: string, session: UpstreamSession, kind: ListKind): Promise<void> {
+    if (this.closed || session.closed) return;
+    const names = [...this.prints].filter(([, p]) => p === print).map(([n]) => n);
     const opts = { timeoutMs: this.config.discoveryTimeoutMs };
     try {
+      // Listed on the session that announced the change: it is the one known to see it.
+      const update: Partial<Catalog> = {};
       switch (kind) {
         case "tools":
-          state.tools = await session.listTools(opts);
+          update.tools = await session.listTools(opts);
           break;
         case "resources":
-          [state.resources, state.resourceTemplates] = await Promise.all([
+          [update.resources, update.resourceTemplates] = await Promise.all([
             session.listResources(opts),
             session.listResourceTemplates(opts),
           ]);
           break;
         case "prompts":
-          state.prompts = await session.listPrompts(opts);
+          update.prompts = await session.listPrompts(opts);
           break;
         default: {
           const never: never = kind;
           throw new Error(`unknown list kind ${String(never)}`);
         }
       }
-      state.updatedAt = this.now();
-      this.log.info(`${name}: ${kind} list changed; catalog refreshed`);
-      this.emit(name);
+      for (const name of names) {
+        const state = this.states.get(name);
+        if (!state) continue;
+        Object.assign(state, update, { updatedAt: this.now() });
+        this.log.info(`${name}: ${kind} list changed; catalog refreshed`);
+        this.emit(name);
+      }
     } catch (err) {
-      this.log.warn(`${name}: refreshing ${kind} failed: ${errorMessage(err)}`);
+      this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }
   }
 
@@ -229,34 +249,4 @@ export class Registry {
       }
     }
   }
-}
-
-/**
- * Bound a startup promise. When the bound wins, `dispose` cleans up whatever the late promise
- * still produces, so a slow upstream is never left running.
- */
-function withTimeout<T>(
-  promise: Promise<T>,
-  ms: number,
-  message: string,
-  dispose: (value: T) => void,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      reject(new Error(message));
-    }, ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        if (late) dispose(value);
-        else resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
 }

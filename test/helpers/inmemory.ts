@@ -11,7 +11,11 @@ import { createMcpServer } from "../../src/server/mcp-server.js";
 /** A config whose servers are placeholders; their sessions come from `upstreams`. */
 export function memoryConfig(names: string[], extra: Record<string, unknown> = {}): Config {
   return parseConfig(
-    { mcpServers: Object.fromEntries(names.map((n) => [n, { command: "unused" }])), ...extra },
+    // Distinct commands: identical specs would share one pool, as they do in real configs.
+    {
+      mcpServers: Object.fromEntries(names.map((n) => [n, { command: `in-memory-${n}` }])),
+      ...extra,
+    },
     "/memory/mcpx.json",
     {},
   );
@@ -45,7 +49,7 @@ export function memoryProxy(
 /** Connect an SDK client to a proxy in memory, as a downstream client. */
 export async function connectClient(
   proxy: Proxy,
-): Promise<{ client: Client; close(): Promise<void> }> {
+): Promise<{ client: Client; close: () => Promise<void> }> {
   const downstream = createMcpServer(proxy.context);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await downstream.server.connect(serverSide);

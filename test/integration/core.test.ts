@@ -94,12 +94,12 @@ describe.each([
     const out = text(result);
     expect(out).toContain("a: number");
     expect(out).toContain("First number");
-    expect(out).toContain("readOnlyHint=true");
+    expect(out.split("\n")[0]).toBe("everything.get-sum [readonly]");
   });
 
   it("describe of a batch answers each", async () => {
     const out = text(await describeTool(["everything.echo", "memory"]));
-    expect(out).toContain("## everything.echo");
+    expect(out).toMatch(/^everything.echo \[readonly\]$/m);
     expect(out).toContain("memory.read_graph");
   });
 

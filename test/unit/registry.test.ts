@@ -90,7 +90,7 @@ describe("registry", () => {
     }
   });
 
-  it("runs each call in a fresh session, not the control session", async () => {
+  it("runs each call in a session no other call has used", async () => {
     let sessions = 0;
     proxy = memoryProxy({
       s: () => {
