@@ -8,12 +8,14 @@ import os from "node:os";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
+import { runLatencyBench } from "./latency.js";
 import { runTokenBench } from "./tokens.js";
 import { ROOT } from "./upstreams.js";
 
 /** Every section, in report order. Add a benchmark here. */
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
+  latency: runLatencyBench,
 };
 
 const RESULTS = path.join(ROOT, "bench/RESULTS.md");

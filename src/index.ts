@@ -6,7 +6,8 @@
 import { parseCli, UsageError, USAGE } from "./cli.js";
 import { ConfigError, loadConfig } from "./config/load.js";
 import { errorMessage } from "./errors.js";
-import { createLogger } from "./logger.js";
+import { fileSink } from "./logfile.js";
+import { createLogger, stderrSink } from "./logger.js";
 import { createProxy } from "./proxy.js";
 import { serveHttp } from "./server/http.js";
 import { serveStdio } from "./server/stdio.js";
@@ -37,7 +38,6 @@ async function main(): Promise<number | undefined> {
     return 2;
   }
 
-  const logger = createLogger({ level: cli.logLevel });
   let config;
   try {
     config = loadConfig(cli.config);
@@ -46,6 +46,17 @@ async function main(): Promise<number | undefined> {
     process.stderr.write(`mcpx: ${err.message}\n`);
     return 2;
   }
+  const toStderr = stderrSink();
+  const logFile = config.log && fileSink(config.log, (m) => toStderr(`mcpx: ${m}\n`));
+  const logger = createLogger({
+    level: cli.logLevel,
+    write: logFile
+      ? (line) => {
+          toStderr(line);
+          logFile(line);
+        }
+      : toStderr,
+  });
   for (const w of config.warnings) logger.warn(w);
 
   const proxy = createProxy(config, { logger });
@@ -55,18 +66,25 @@ async function main(): Promise<number | undefined> {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info(`shutting down (${why})`);
-    // Order: stop accepting requests, then close upstream sessions and kill their processes.
     try {
+      // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
+      await proxy.drain(config.shutdownGraceMs);
+      // 2. Stop serving: close HTTP sessions and the listener, or the stdio transport.
       await stopServing();
     } finally {
+      // 3. Stop health checks and close every upstream (SIGTERM, then SIGKILL per group).
       await proxy.close();
     }
     process.exit(0);
   };
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
-      // A second signal means "now": skip the graceful path.
-      if (shuttingDown) process.exit(1);
+      if (shuttingDown) {
+        // A second signal means "now": no grace, but no orphaned upstreams either.
+        logger.warn(`${signal} again: exiting now`);
+        proxy.killNow();
+        process.exit(1);
+      }
       void shutdown(signal);
     });
   }

@@ -17,12 +17,39 @@ export interface Logger {
   child(tag: string): Logger;
   /** Register values that must never appear in output (env values, header values, tokens). */
   addSecrets(values: Iterable<string>): void;
+  /** `text` with every registered secret replaced by `***` (for errors shown outside logs). */
+  redact(text: string): string;
 }
 
 export interface LoggerOptions {
   level?: LogLevel;
-  /** Where lines go; defaults to process.stderr. */
+  /** Where lines go; defaults to stderr without ever buffering without bound (stderrSink). */
   write?: (line: string) => void;
+}
+
+/**
+ * Write to stderr, but never let a reader that does not drain it (a client that ignores our
+ * stderr) grow memory without bound: past `maxBuffered` bytes waiting, lines are dropped and
+ * counted, and the count is written once the pipe drains.
+ */
+export function stderrSink(
+  stream: NodeJS.WritableStream & { writableLength: number } = process.stderr,
+  maxBuffered = 1024 * 1024,
+): (line: string) => void {
+  let dropped = 0;
+  return (line) => {
+    if (stream.writableLength > maxBuffered) {
+      dropped += 1;
+      return;
+    }
+    if (dropped > 0) {
+      stream.write(
+        `${new Date().toISOString()} WARN mcpx: ${dropped} log lines dropped (stderr was not being read)\n`,
+      );
+      dropped = 0;
+    }
+    stream.write(line);
+  };
 }
 
 /** Secrets shorter than this are too likely to be common words to redact safely. */
@@ -30,7 +57,7 @@ const MIN_SECRET_LENGTH = 4;
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? "info";
-  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const write = options.write ?? stderrSink();
   const secrets = new Set<string>();
 
   // Longest first, so a secret that contains another is hidden whole; each also in its
@@ -59,6 +86,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       warn: (m, f) => emit("warn", m, f),
       error: (m, f) => emit("error", m, f),
       child: (t) => make(tag ? `${tag}/${t}` : t),
+      redact,
       addSecrets: (values) => {
         for (const v of values) {
           if (v.length < MIN_SECRET_LENGTH) continue;

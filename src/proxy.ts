@@ -8,30 +8,45 @@ import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
 import type { ClientFactory } from "./registry/connection.js";
 import { Registry } from "./registry/registry.js";
+import { ChildTracker } from "./registry/transport.js";
+import type { Clock } from "./health/clock.js";
+import { HealthMonitor } from "./health/monitor.js";
 import { CatalogSearch } from "./registry/search.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 
 export interface ProxyOptions {
   logger: Logger;
+  /** Time for the health monitor (tests inject a fake one). */
+  clock?: Clock;
   /** Replace how upstream sessions are opened (in-memory upstreams in tests). */
   factoryFor?: (server: ServerConfig) => ClientFactory;
 }
 
 export interface Proxy {
   readonly context: ProxyContext;
-  /** Discover every upstream. Never rejects: failed upstreams are recorded as failed. */
+  /** Discover every upstream, then start health checks. Never rejects: failures are statuses. */
   start(): Promise<void>;
-  /** Close every upstream session and process. Idempotent. */
+  /** Refuse new calls; give running ones `graceMs`, then cancel them. */
+  drain(graceMs: number): Promise<void>;
+  /** Stop health checks, close every upstream session and process. Idempotent. */
   close(): Promise<void>;
+  /** Last resort when exit cannot wait: SIGKILL every upstream process group now. */
+  killNow(): void;
 }
 
 export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const logger = options.logger;
   logger.addSecrets(config.secrets);
+  const tracker = new ChildTracker();
   const registry = new Registry(config, {
     logger,
+    tracker,
     ...(options.factoryFor && { factoryFor: options.factoryFor }),
+  });
+  const monitor = new HealthMonitor(registry, config.health, {
+    logger: logger.child("health"),
+    ...(options.clock && { clock: options.clock }),
   });
   const executor = new Executor(registry, { logger, compression: config.compression.results });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
@@ -40,11 +55,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   let closing: Promise<void> | undefined;
   return {
     context,
-    start: () => registry.start(),
+    start: async () => {
+      await registry.start();
+      monitor.start();
+    },
+    drain: (graceMs) => executor.drain(graceMs),
     close: () => {
-      // The registry owns every session pool, so closing it ends every upstream process.
+      // Timers first, so no reconnect starts while pools close; the registry owns every session
+      // pool, so closing it ends every upstream process.
+      monitor.stop();
       closing ??= registry.close();
       return closing;
     },
+    killNow: () => tracker.killAll("SIGKILL"),
   };
 }

@@ -4,8 +4,8 @@ import type { z } from "zod";
 import { ProxyError } from "../errors.js";
 import { expandVars, MissingVariableError } from "./expand.js";
 import {
-  COMPRESSION_KEYS,
   FOREIGN_SERVER_KEYS,
+  NESTED_KEYS,
   SERVER_KEYS,
   SERVER_NAME,
   SERVER_TYPES,
@@ -51,12 +51,31 @@ export interface ServerConfig {
 export type ResultCompression = "auto" | "toon" | "json" | "off";
 export type SchemaCompression = "typescript" | "json";
 
+export interface HealthSettings {
+  intervalMs: number;
+  timeoutMs: number;
+  failureThreshold: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+}
+
+export interface LogFileSettings {
+  file: string;
+  maxBytes: number;
+  maxFiles: number;
+}
+
 export interface Config {
   /** Absolute path of the file the config came from (for messages). */
   file: string;
   servers: ServerConfig[];
   discoveryTimeoutMs: number;
   compression: { results: ResultCompression; schemas: SchemaCompression };
+  health: HealthSettings;
+  /** Optional log file with size-based rotation. */
+  log?: LogFileSettings;
+  /** ms in-flight calls get to finish at shutdown. */
+  shutdownGraceMs: number;
   /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
   warnings: string[];
   /** Values that must never be logged: env values, header values. */
@@ -68,6 +87,15 @@ export const DEFAULTS = {
   callTimeoutMs: 60_000,
   maxSessions: 8,
   idleTimeoutMs: 5 * 60_000,
+  health: {
+    intervalMs: 30_000,
+    timeoutMs: 5_000,
+    failureThreshold: 3,
+    retryInitialMs: 1_000,
+    retryMaxMs: 5 * 60_000,
+  },
+  log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
+  shutdownGraceMs: 10_000,
 } as const;
 
 /** A config that cannot be used. `problems` each name a key path, what is wrong and the fix. */
@@ -129,10 +157,11 @@ export function parseConfig(
   for (const key of Object.keys(raw)) {
     if (!TOP_KEYS.includes(key)) problems.push(unknownKey(key, key, TOP_KEYS));
   }
-  if (isObject(raw.compression)) {
-    for (const key of Object.keys(raw.compression)) {
-      if (!COMPRESSION_KEYS.includes(key))
-        problems.push(unknownKey(`compression.${key}`, key, COMPRESSION_KEYS));
+  for (const [section, keys] of Object.entries(NESTED_KEYS)) {
+    const value = raw[section];
+    if (!isObject(value)) continue;
+    for (const key of Object.keys(value)) {
+      if (!keys.includes(key)) problems.push(unknownKey(`${section}.${key}`, key, keys));
     }
   }
   if (!("mcpServers" in raw)) {
@@ -144,10 +173,10 @@ export function parseConfig(
 
   // Unknown keys were reported above with suggestions; keep zod from reporting them again.
   const known = Object.fromEntries(Object.entries(raw).filter(([k]) => TOP_KEYS.includes(k)));
-  if (isObject(known.compression)) {
-    known.compression = Object.fromEntries(
-      Object.entries(known.compression).filter(([k]) => COMPRESSION_KEYS.includes(k)),
-    );
+  for (const [section, keys] of Object.entries(NESTED_KEYS)) {
+    const value = known[section];
+    if (isObject(value))
+      known[section] = Object.fromEntries(Object.entries(value).filter(([k]) => keys.includes(k)));
   }
   const settings = settingsSchema.safeParse(known);
   if (!settings.success) {
@@ -288,6 +317,21 @@ export function parseConfig(
       results: s.compression?.results ?? "auto",
       schemas: s.compression?.schemas ?? "typescript",
     },
+    health: {
+      intervalMs: s.health?.interval ?? DEFAULTS.health.intervalMs,
+      timeoutMs: s.health?.timeout ?? DEFAULTS.health.timeoutMs,
+      failureThreshold: s.health?.failureThreshold ?? DEFAULTS.health.failureThreshold,
+      retryInitialMs: s.health?.retryInitial ?? DEFAULTS.health.retryInitialMs,
+      retryMaxMs: s.health?.retryMax ?? DEFAULTS.health.retryMaxMs,
+    },
+    ...(s.log && {
+      log: {
+        file: path.resolve(path.dirname(file), s.log.file),
+        maxBytes: s.log.maxBytes ?? DEFAULTS.log.maxBytes,
+        maxFiles: s.log.maxFiles ?? DEFAULTS.log.maxFiles,
+      },
+    }),
+    shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
     warnings,
     secrets: [...new Set(secrets)],
   };

@@ -98,6 +98,27 @@ export const compressionSchema = z.strictObject({
   schemas: z.enum(["typescript", "json"]).optional(),
 });
 
+export const healthSchema = z.strictObject({
+  /** ms between health checks of a ready server. */
+  interval: timeoutMs.optional(),
+  /** ms a health check may take. */
+  timeout: timeoutMs.optional(),
+  /** Consecutive failed checks after which a server is down. */
+  failureThreshold: z.number().int().min(1).max(100).optional(),
+  /** First reconnect delay of a down server, in ms; doubles up to retryMax. */
+  retryInitial: timeoutMs.optional(),
+  retryMax: timeoutMs.optional(),
+});
+
+export const logSchema = z.strictObject({
+  /** Also write logs to this file (useful in stdio mode, where a client may hide stderr). */
+  file: z.string().min(1),
+  /** Rotate when the file reaches this size. */
+  maxBytes: z.number().int().min(1024).optional(),
+  /** Rotated files kept (file.1 … file.N). */
+  maxFiles: z.number().int().min(1).max(100).optional(),
+});
+
 /** Top-level mcpx settings (mcpServers is validated entry by entry). */
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -108,7 +129,17 @@ export const settingsSchema = z.strictObject({
   /** Default per-call timeout in ms (a server's own `timeout` wins). */
   callTimeout: timeoutMs.optional(),
   compression: compressionSchema.optional(),
+  health: healthSchema.optional(),
+  log: logSchema.optional(),
+  /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
+  shutdownGrace: timeoutMs.optional(),
 });
 
 export const TOP_KEYS = Object.keys(settingsSchema.shape);
 export const COMPRESSION_KEYS = Object.keys(compressionSchema.shape);
+/** Objects of ours nested at the top level, for "did you mean" on their keys. */
+export const NESTED_KEYS: Readonly<Record<string, string[]>> = {
+  compression: COMPRESSION_KEYS,
+  health: Object.keys(healthSchema.shape),
+  log: Object.keys(logSchema.shape),
+};

@@ -4,7 +4,7 @@ import { compressResult } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { Progress } from "../registry/connection.js";
+import type { LogMessage, Progress } from "../registry/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
@@ -17,6 +17,8 @@ export interface CallContext {
   caller?: string;
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  /** Upstream log messages (notifications/message) sent while the call runs. */
+  onLog?: (message: LogMessage) => void;
 }
 
 export interface ExecutorOptions {
@@ -28,6 +30,8 @@ export interface ExecutorOptions {
 const SDK_REQUEST_TIMEOUT = -32001;
 const SDK_CONNECTION_CLOSED = -32000;
 
+const SHUTTING_DOWN = "mcpx is shutting down; the call was not completed. Retry once mcpx is back";
+
 /**
  * Runs one `call`: resolve the tool ref → validate arguments → take an isolated session →
  * forward → shape the result. Every failure comes back as an `isError` result that names the
@@ -36,6 +40,9 @@ const SDK_CONNECTION_CLOSED = -32000;
 export class Executor {
   private readonly validator = new ArgumentValidator();
   private readonly log: Logger;
+  /** Calls and reads under way, each with the controller that cancels it. */
+  private readonly inflight = new Map<Promise<unknown>, AbortController>();
+  private accepting = true;
 
   constructor(
     private readonly registry: Registry,
@@ -45,6 +52,49 @@ export class Executor {
   }
 
   async call(ref: string, rawArgs: unknown, ctx: CallContext = {}): Promise<ToolResult> {
+    if (!this.accepting) return textResult(SHUTTING_DOWN, true);
+    return this.track(ctx, (signal) => this.run(ref, rawArgs, { ...ctx, signal }));
+  }
+
+  /**
+   * Stop taking calls, give those under way `graceMs` to finish, then cancel the rest. Resolves
+   * once every call has answered (cancelled ones answer at once).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.accepting = false;
+    const pending = [...this.inflight.keys()];
+    if (pending.length === 0) return;
+    this.log.info(`waiting up to ${graceMs} ms for ${pending.length} call(s) to finish`);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.allSettled(pending), grace]);
+    clearTimeout(timer);
+    if (this.inflight.size > 0) {
+      this.log.warn(`cancelling ${this.inflight.size} call(s) still running after ${graceMs} ms`);
+      for (const controller of this.inflight.values()) controller.abort(new Error(SHUTTING_DOWN));
+      await Promise.allSettled([...this.inflight.keys()]);
+    }
+  }
+
+  /** Run `work` with a signal that the caller's signal and drain() can both abort. */
+  private async track<T>(ctx: CallContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(ctx.signal?.reason);
+    if (ctx.signal?.aborted) controller.abort(ctx.signal.reason);
+    ctx.signal?.addEventListener("abort", onAbort, { once: true });
+    const running = work(controller.signal);
+    this.inflight.set(running, controller);
+    try {
+      return await running;
+    } finally {
+      this.inflight.delete(running);
+      ctx.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async run(ref: string, rawArgs: unknown, ctx: CallContext): Promise<ToolResult> {
     const resolved = this.resolve(ref);
     if ("error" in resolved) return textResult(resolved.error, true);
     const { server, tool } = resolved;
@@ -87,6 +137,7 @@ export class Executor {
         true,
       );
     }
+    const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
     try {
       const result = await lease.session.callTool(tool.name, args.value, {
         timeoutMs,
@@ -99,8 +150,16 @@ export class Executor {
       return compressResult(result, this.options.compression);
     } catch (err) {
       this.log.info(`call ${server.name}.${tool.name} failed: ${errorMessage(err)}`);
+      if (ctx.signal?.aborted) {
+        const why =
+          ctx.signal.reason instanceof Error
+            ? ctx.signal.reason.message
+            : "cancelled by the client";
+        return textResult(`Call to ${server.name}.${tool.name} cancelled: ${why}.`, true);
+      }
       return textResult(upstreamFailure(server.name, tool.name, err, timeoutMs), true);
     } finally {
+      stopLogs?.();
       lease.release();
     }
   }
@@ -110,6 +169,15 @@ export class Executor {
     uri: string,
     serverName?: string,
     ctx: CallContext = {},
+  ): Promise<{ result: ReadResourceResult } | { error: string }> {
+    if (!this.accepting) return { error: SHUTTING_DOWN };
+    return this.track(ctx, (signal) => this.read(uri, serverName, { ...ctx, signal }));
+  }
+
+  private async read(
+    uri: string,
+    serverName: string | undefined,
+    ctx: CallContext,
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
     const found = this.resourceServer(uri, serverName);
     if ("error" in found) return found;
@@ -166,13 +234,12 @@ export class Executor {
         error: `Unknown server "${parsed.server}".${didYouMean(guesses)} Servers: ${servers.map((s) => s.name).join(", ")}.`,
       };
     }
+    // A down server fails fast with what we know, so the model stops retrying it.
+    if (server.status === "down" || (server.status === "starting" && server.tools.length === 0)) {
+      return { error: this.unavailable(server) };
+    }
     const tool = server.tools.find((t) => t.name === parsed.tool);
     if (!tool) {
-      if (server.status !== "ready") {
-        return {
-          error: `Server "${server.name}" is ${server.status}${server.error ? ` (${server.error})` : ""}, so its tools are unavailable. Other servers keep working; describe() shows status.`,
-        };
-      }
       const guesses = nearest(
         parsed.tool,
         server.tools.map((t) => t.name),
@@ -182,6 +249,20 @@ export class Executor {
       };
     }
     return { server, tool };
+  }
+
+  private unavailable(server: ServerState): string {
+    if (server.status === "starting") {
+      return `Server "${server.name}" is still starting. Try again in a few seconds.`;
+    }
+    const h = server.health;
+    const since = h.downSince !== undefined ? ` since ${new Date(h.downSince).toISOString()}` : "";
+    const error = server.error ? ` (last error: ${this.log.redact(server.error)})` : "";
+    const retry =
+      h.nextRetryAt !== undefined
+        ? ` mcpx retries it in ${Math.max(0, Math.ceil((h.nextRetryAt - Date.now()) / 1000))} s.`
+        : "";
+    return `Server "${server.name}" is down${since}${error}.${retry} Its tools are unavailable until then; other servers keep working.`;
   }
 
   private resourceServer(

@@ -7,6 +7,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -21,9 +22,17 @@ import type {
   ToolDef,
   ToolResult,
 } from "../types.js";
-import { createRemoteTransport, ProcessTransport } from "./transport.js";
+import type { StderrRing } from "./stderr.js";
+import { createRemoteTransport, ProcessTransport, type ChildTracker } from "./transport.js";
 
 export type ListKind = "tools" | "resources" | "prompts";
+
+/** An upstream's notifications/message: its level, optional logger name, and data. */
+export interface LogMessage {
+  level: "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+  logger?: string;
+  data: unknown;
+}
 
 export interface Progress {
   progress: number;
@@ -66,6 +75,8 @@ export interface UpstreamSession {
   ping(options: RequestOptions): Promise<void>;
   /** Called when the upstream announces a changed list. */
   onListChanged(handler: (kind: ListKind) => void): void;
+  /** Receive the upstream's log messages until the returned function is called. */
+  onLog(handler: (message: LogMessage) => void): () => void;
   /** Called once when the session ends, whoever ended it. */
   onClosed(handler: () => void): void;
   close(): Promise<void>;
@@ -76,6 +87,10 @@ export type ClientFactory = () => Promise<UpstreamSession>;
 
 export interface ClientFactoryOptions {
   logger: Logger;
+  /** Where a stdio upstream's stderr lines are kept (they are also logged, tagged). */
+  stderr?: StderrRing;
+  /** Tracks spawned children for a last-resort kill at exit. */
+  tracker?: ChildTracker;
   /** Bound on spawn + initialize. */
   connectTimeoutMs: number;
   /** Seconds a stdio child gets between SIGTERM and SIGKILL. */
@@ -96,8 +111,12 @@ export function createClientFactory(
       return () =>
         connectTransport(
           new ProcessTransport(spec, {
-            onStderrLine: (line) => log.debug(line),
+            onStderrLine: (line) => {
+              options.stderr?.push(line);
+              log.info(line);
+            },
             ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
+            ...(options.tracker && { tracker: options.tracker }),
           }),
           options.connectTimeoutMs,
         );
@@ -161,6 +180,7 @@ class SdkSession implements UpstreamSession {
   readonly identity: ServerIdentity;
   private isClosed = false;
   private readonly closeHandlers: (() => void)[] = [];
+  private readonly logHandlers = new Set<(message: LogMessage) => void>();
 
   constructor(
     private readonly client: Client,
@@ -175,6 +195,10 @@ class SdkSession implements UpstreamSession {
       ...(info?.title !== undefined && { title: info.title }),
       ...(instructions !== undefined && { instructions }),
     };
+    // A shared session's log lines go to every call in flight on it: they cannot be told apart.
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      for (const h of this.logHandlers) h(n.params);
+    });
     client.onclose = () => {
       if (this.isClosed) return;
       this.isClosed = true;
@@ -253,6 +277,11 @@ class SdkSession implements UpstreamSession {
     this.client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
       handler("prompts"),
     );
+  }
+
+  onLog(handler: (message: LogMessage) => void): () => void {
+    this.logHandlers.add(handler);
+    return () => this.logHandlers.delete(handler);
   }
 
   onClosed(handler: () => void): void {

@@ -143,6 +143,23 @@ export class SessionPool {
     }
   }
 
+  /**
+   * Drop every session not lent to a call (spares, the shared one, idle callers' ones) so the
+   * next use opens fresh ones: after an upstream failed, what the pool holds is suspect.
+   */
+  async reset(): Promise<void> {
+    const spares = this.spares.splice(0);
+    const shared = this.shared;
+    this.shared = undefined;
+    for (const [caller, entry] of [...this.callers]) {
+      if (entry.inflight === 0) this.dropCaller(caller, entry.session);
+    }
+    const settled = await Promise.allSettled([...spares, ...(shared ? [shared] : [])]);
+    await Promise.allSettled(
+      settled.flatMap((r) => (r.status === "fulfilled" ? [this.closeSession(r.value)] : [])),
+    );
+  }
+
   /** Close every session this pool opened: spares, leased, shared, per caller. */
   async close(): Promise<void> {
     this.closed = true;

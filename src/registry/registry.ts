@@ -11,16 +11,36 @@ import {
 } from "./connection.js";
 import { fingerprint } from "./fingerprint.js";
 import { SessionPool, type PoolStats } from "./pool.js";
+import { StderrRing } from "./stderr.js";
+import type { ChildTracker } from "./transport.js";
 
-export type ServerStatus = "starting" | "ready" | "failed";
+/**
+ * starting: discovery under way; ready: answering; degraded: recent health checks failed, not
+ * yet `failureThreshold` in a row; down: failed to start or to answer, retried with backoff.
+ */
+export type ServerStatus = "starting" | "ready" | "degraded" | "down";
+
+/** What health checks learned about a server (see src/health/monitor.ts). */
+export interface ServerHealth {
+  consecutiveFailures: number;
+  /** ms since epoch of the last successful discovery or ping. */
+  lastSuccessAt?: number;
+  /** Round trip of the last successful ping, in ms. */
+  latencyMs?: number;
+  /** ms since epoch when the server went down. */
+  downSince?: number;
+  /** ms since epoch of the next reconnect attempt while down. */
+  nextRetryAt?: number;
+}
 
 /** What the registry knows about one upstream: renderable, no live handles. */
 export interface ServerState {
   readonly name: string;
   readonly config: ServerConfig;
   status: ServerStatus;
-  /** Why the server is failed (messages come from the SDK/OS, never from config values). */
+  /** The last error (messages come from the SDK/OS; logs and /healthz redact secrets anyway). */
   error?: string;
+  health: ServerHealth;
   identity?: ServerIdentity;
   tools: ToolDef[];
   resources: ResourceDef[];
@@ -32,6 +52,8 @@ export interface ServerState {
 
 export interface RegistryOptions {
   logger: Logger;
+  /** Tracks spawned upstream processes for a last-resort kill. */
+  tracker?: ChildTracker;
   /** Injectable connector: tests supply in-memory factories. */
   factoryFor?: (server: ServerConfig) => ClientFactory;
   now?: () => number;
@@ -57,6 +79,8 @@ export class Registry {
   /** server name → fingerprint of its spec. */
   private readonly prints = new Map<string, string>();
   private readonly discoveries = new Map<string, Promise<Catalog>>();
+  /** fingerprint → the upstream's recent stderr lines. */
+  private readonly stderrRings = new Map<string, StderrRing>();
   private readonly listeners = new Set<ChangeListener>();
   private closed = false;
   private readonly log: Logger;
@@ -71,12 +95,18 @@ export class Registry {
     const factoryFor =
       options.factoryFor ??
       ((s: ServerConfig) =>
-        createClientFactory(s, { logger: this.log, connectTimeoutMs: config.discoveryTimeoutMs }));
+        createClientFactory(s, {
+          logger: this.log,
+          connectTimeoutMs: config.discoveryTimeoutMs,
+          stderr: this.ringFor(fingerprint(s)),
+          ...(options.tracker && { tracker: options.tracker }),
+        }));
     for (const server of config.servers) {
       this.states.set(server.name, {
         name: server.name,
         config: server,
         status: "starting",
+        health: { consecutiveFailures: 0 },
         tools: [],
         resources: [],
         resourceTemplates: [],
@@ -95,6 +125,84 @@ export class Registry {
         );
       }
     }
+  }
+
+  /** Servers that share one spec, and so one pool, discovery and health. */
+  groups(): { key: string; names: string[] }[] {
+    const byKey = new Map<string, string[]>();
+    for (const [name, print] of this.prints) byKey.set(print, [...(byKey.get(print) ?? []), name]);
+    return [...byKey].map(([key, names]) => ({ key, names }));
+  }
+
+  /**
+   * Discover a group again (a down server coming back): fresh sessions, fresh catalog. Throws
+   * when it still fails; the caller (the health monitor) schedules the next attempt.
+   */
+  async rediscover(key: string): Promise<void> {
+    const pool = this.pools.get(key);
+    if (!pool) return;
+    // Whatever sessions the pool still holds belong to the broken upstream.
+    await pool.reset();
+    await Promise.all(this.namesOf(key).map((name) => this.discover(name)));
+    const failed = this.namesOf(key).find((n) => this.states.get(n)?.status === "down");
+    if (failed) throw new Error(this.states.get(failed)?.error ?? "discovery failed");
+    pool.warm();
+  }
+
+  /** Counts of the stderr lines a server wrote (kept and dropped), for status output. */
+  stderrCounts(name: string): { total: number; dropped: number } | undefined {
+    const print = this.prints.get(name);
+    return print === undefined ? undefined : this.stderrRings.get(print)?.counts();
+  }
+
+  private ringFor(print: string): StderrRing {
+    let ring = this.stderrRings.get(print);
+    if (!ring) {
+      ring = new StderrRing();
+      this.stderrRings.set(print, ring);
+    }
+    return ring;
+  }
+
+  /** The status of a group (its servers share one). */
+  statusOf(key: string): ServerStatus | undefined {
+    const name = this.namesOf(key)[0];
+    return name === undefined ? undefined : this.states.get(name)?.status;
+  }
+
+  /** Ping a group's upstream through its pool (a spare, the shared session, or a short one). */
+  async ping(key: string, timeoutMs: number): Promise<number> {
+    const pool = this.pools.get(key);
+    if (!pool) throw new Error("no such server");
+    const started = performance.now();
+    await pool.inspect((session) => session.ping({ timeoutMs }));
+    return performance.now() - started;
+  }
+
+  /** Record a health result for every server of a group; emits a change when the status changes. */
+  updateHealth(
+    key: string,
+    status: ServerStatus,
+    patch: Partial<ServerHealth>,
+    error?: string,
+  ): void {
+    for (const name of this.namesOf(key)) {
+      const state = this.states.get(name);
+      if (!state) continue;
+      const changed = state.status !== status;
+      state.status = status;
+      Object.assign(state.health, patch);
+      if (error !== undefined) state.error = error;
+      else if (status === "ready") delete state.error;
+      if (changed) {
+        this.log.warn(`${name}: ${status}${error ? `: ${error}` : ""}`);
+        this.emit(name);
+      }
+    }
+  }
+
+  private namesOf(key: string): string[] {
+    return [...this.prints].filter(([, p]) => p === key).map(([n]) => n);
   }
 
   /** Discover every upstream in parallel, then warm spare sessions. Never rejects. */
@@ -163,13 +271,17 @@ export class Registry {
       }
       Object.assign(state, await pending, { status: "ready", updatedAt: this.now() });
       delete state.error;
+      state.health = { consecutiveFailures: 0, lastSuccessAt: this.now() };
       this.log.info(
         `${name}: ready, ${state.tools.length} tools, ${state.resources.length} resources in ${this.now() - started} ms`,
       );
     } catch (err) {
-      state.status = "failed";
+      const wasDown = state.status === "down";
+      state.status = "down";
       state.error = errorMessage(err);
-      this.log.warn(`${name}: failed to start: ${state.error}`);
+      state.health.downSince ??= this.now();
+      if (!wasDown) this.log.warn(`${name}: failed to start: ${state.error}`);
+      else this.log.debug(`${name}: still down: ${state.error}`);
     }
     this.emit(name);
   }
@@ -205,7 +317,7 @@ export class Registry {
 
   private async refresh(print: string, session: UpstreamSession, kind: ListKind): Promise<void> {
     if (this.closed || session.closed) return;
-    const names = [...this.prints].filter(([, p]) => p === print).map(([n]) => n);
+    const names = this.namesOf(print);
     const opts = { timeoutMs: this.config.discoveryTimeoutMs };
     try {
       // Listed on the session that announced the change: it is the one known to see it.

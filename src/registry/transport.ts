@@ -14,7 +14,28 @@ import type { UpstreamSpec } from "../config/load.js";
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
 type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
 
+/** Every child process a proxy spawned and has not yet seen exit: for a last-resort kill. */
+export class ChildTracker {
+  private readonly children = new Set<ChildProcess>();
+
+  add(child: ChildProcess): void {
+    this.children.add(child);
+    child.once("exit", () => this.children.delete(child));
+  }
+
+  get size(): number {
+    return this.children.size;
+  }
+
+  /** Signal every tracked process group now, synchronously (an exit that cannot wait). */
+  killAll(signal: NodeJS.Signals = "SIGKILL"): void {
+    for (const child of this.children) signalGroup(child, signal);
+  }
+}
+
 export interface StdioTransportOptions {
+  /** Told about the child as soon as it is spawned. */
+  tracker?: ChildTracker;
   /** Called with each complete line the child writes to stderr. */
   onStderrLine?: (line: string) => void;
   /** How long a child has between SIGTERM and SIGKILL. */
@@ -65,6 +86,7 @@ export class ProcessTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
+      this.options.tracker?.add(child);
       this.exited = new Promise((done) => child.once("close", () => done()));
       child.once("error", (err) => {
         reject(err);

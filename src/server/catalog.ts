@@ -27,9 +27,9 @@ export function serverSummary(s: ServerState): string {
 
 function statusNote(s: ServerState): string {
   if (s.status === "ready") return "";
-  return s.status === "failed"
-    ? ` [FAILED: ${firstSentence(s.error ?? "unknown error", 80)}]`
-    : ` [${s.status}]`;
+  const why = firstSentence(s.error ?? "unknown error", 80);
+  if (s.status === "down") return ` [DOWN: ${why}]`;
+  return s.status === "degraded" ? ` [degraded: ${why}]` : ` [${s.status}]`;
 }
 
 /**
@@ -86,7 +86,8 @@ export function renderCatalog(servers: readonly ServerState[]): string {
 /** describe("server"): its tools with compact signatures and first-sentence descriptions. */
 export function renderServer(s: ServerState): string {
   const lines = [`## ${s.name}${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`];
-  if (s.status === "failed") lines.push("Its tools are unavailable until it starts.");
+  if (s.status === "down")
+    lines.push("Its tools are unavailable until it is back; mcpx retries it.");
   for (const t of s.tools) {
     lines.push(
       `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)} — ${firstSentence(t.description)}`,

@@ -2,6 +2,7 @@ import type { Config } from "../config/load.js";
 import type { SchemaCompiler } from "../compression/schema.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
+import type { LogMessage } from "../registry/connection.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogSearch } from "../registry/search.js";
 import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
@@ -19,6 +20,8 @@ export interface ProxyContext {
 /** Per-request inputs from the downstream client. */
 export interface RequestContext {
   signal: AbortSignal;
+  /** Forward an upstream log message to the client (filtered by the level it set). */
+  sendLog?: (message: LogMessage) => void;
   /** Forward progress to the client; present only when the client asked for progress. */
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }

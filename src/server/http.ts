@@ -7,6 +7,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import express, { type Request, type Response } from "express";
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
+import { healthReport } from "../health/status.js";
 import type { ProxyContext } from "./context.js";
 import { createMcpServer, type DownstreamServer } from "./mcp-server.js";
 
@@ -44,6 +45,11 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   // DNS-rebinding protection: a page on another site must not reach a loopback proxy by name.
   if (LOOPBACK.has(options.host)) app.use(localhostHostValidation());
   app.use(express.json({ limit: BODY_LIMIT }));
+
+  // 200 whenever mcpx serves; the body says how each upstream is doing.
+  app.get("/healthz", (_req: Request, res: Response) => {
+    res.json(healthReport(ctx.registry, (t) => ctx.logger.redact(t)));
+  });
 
   const existing = (req: Request): Session | undefined => {
     const id = req.header("mcp-session-id");

@@ -8,6 +8,8 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  SetLevelRequestSchema,
+  type LoggingLevel,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors.js";
@@ -16,6 +18,18 @@ import type { MetaTool, ProxyContext, RequestContext } from "./context.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
 import { resourcesTool } from "./tools/resources.js";
+
+/** MCP logging levels, least severe first. */
+const LEVELS: readonly LoggingLevel[] = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+];
 
 /** The only tools the client ever sees. */
 export const META_TOOLS: readonly MetaTool[] = [describeTool, callTool, resourcesTool];
@@ -38,9 +52,15 @@ export function listMetaTools(ctx: ProxyContext): Tool[] {
 export function createMcpServer(ctx: ProxyContext): DownstreamServer {
   const server = new Server(
     { name: "mcpx", version: VERSION },
-    { capabilities: { tools: { listChanged: true } } },
+    { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
   const log = ctx.logger;
+  // Upstream log messages reach this client at or above the level it set (default: warning).
+  let minLevel: LoggingLevel = "warning";
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    minLevel = request.params.level;
+    return {};
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listMetaTools(ctx) }));
 
@@ -55,6 +75,12 @@ export function createMcpServer(ctx: ProxyContext): DownstreamServer {
     const progressToken = request.params._meta?.progressToken;
     const req: RequestContext = {
       signal: extra.signal,
+      sendLog: (message) => {
+        if (LEVELS.indexOf(message.level) < LEVELS.indexOf(minLevel)) return;
+        void extra
+          .sendNotification({ method: "notifications/message", params: message })
+          .catch((err: unknown) => log.debug(`log message not forwarded: ${errorMessage(err)}`));
+      },
       ...(progressToken !== undefined && {
         sendProgress: (p) =>
           void extra

@@ -79,7 +79,7 @@ describe.each([
     expect(out).toContain("everything.echo");
     expect(out).toContain("filesystem.read_text_file");
     expect(out).toContain("memory.create_entities");
-    expect(out).toMatch(/broken.*FAILED/);
+    expect(out).toMatch(/broken.*DOWN/);
   });
 
   it('describe("server") lists its tools with signatures', async () => {

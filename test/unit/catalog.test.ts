@@ -42,6 +42,7 @@ function server(
     name,
     config,
     status: "ready",
+    health: { consecutiveFailures: 0 },
     tools: [],
     resources: [],
     resourceTemplates: [],
@@ -114,10 +115,10 @@ describe("describeDescription", () => {
   });
 
   it("marks a failed server with its error and a starting one with its status", () => {
-    const failed = server("broken", { status: "failed", error: "spawn nope ENOENT" });
+    const failed = server("broken", { status: "down", error: "spawn nope ENOENT" });
     const starting = server("slow", { status: "starting" });
     const text = describeDescription([memory, failed, starting]);
-    expect(text).toContain("broken [FAILED: spawn nope ENOENT]");
+    expect(text).toContain("broken [DOWN: spawn nope ENOENT]");
     expect(text).toContain("slow [starting]");
     expect(text).not.toMatch(/memory \[/);
   });
@@ -147,10 +148,10 @@ describe("describeDescription", () => {
 
   it("keeps the failure note in the fallback", () => {
     const github = server("github", { tools: githubTools });
-    const failed = server("broken", { status: "failed", error: "did not start within 15000 ms" });
+    const failed = server("broken", { status: "down", error: "did not start within 15000 ms" });
     const text = describeDescription([github, failed]);
     expect(text.length).toBeLessThan(DESCRIPTION_LIMIT);
-    expect(text).toContain("broken (0 tools) [FAILED: did not start within 15000 ms]");
+    expect(text).toContain("broken (0 tools) [DOWN: did not start within 15000 ms]");
   });
 
   it("stays within the limit however many servers there are", () => {
@@ -177,8 +178,8 @@ describe("renderCatalog", () => {
   });
 
   it("shows a failed server's status and error", () => {
-    const failed = server("broken", { status: "failed", error: "exit code 1" });
-    expect(renderCatalog([failed])).toBe("## broken (failed) [FAILED: exit code 1]");
+    const failed = server("broken", { status: "down", error: "exit code 1" });
+    expect(renderCatalog([failed])).toBe("## broken (down) [DOWN: exit code 1]");
   });
 
   it("renders all 117 github tools as refs", () => {
@@ -213,10 +214,10 @@ describe("renderServer", () => {
     expect(text).toContain("github.delete_file(path, message?) [destructive] — Delete a file.");
   });
 
-  it("says a failed server's tools are unavailable", () => {
-    const text = renderServer(server("broken", { status: "failed", error: "spawn ENOENT" }));
-    expect(text).toContain("## broken [FAILED: spawn ENOENT]");
-    expect(text).toContain("Its tools are unavailable until it starts.");
+  it("says a down server's tools are unavailable", () => {
+    const text = renderServer(server("broken", { status: "down", error: "spawn ENOENT" }));
+    expect(text).toContain("## broken [DOWN: spawn ENOENT]");
+    expect(text).toContain("Its tools are unavailable until it is back; mcpx retries it.");
   });
 
   it("counts resources and templates, and says nothing of them when there are none", () => {

@@ -52,7 +52,7 @@ describe("registry", () => {
     });
     await proxy.start();
     const bad = proxy.context.registry.server("bad");
-    expect(bad?.status).toBe("failed");
+    expect(bad?.status).toBe("down");
     expect(bad?.error).toContain("missing binary");
     expect(proxy.context.registry.server("good")?.status).toBe("ready");
   });

@@ -22,6 +22,7 @@ function state(name: string, tools: ToolDef[]): ServerState {
     name,
     config,
     status: "ready",
+    health: { consecutiveFailures: 0 },
     tools,
     resources: [],
     resourceTemplates: [],

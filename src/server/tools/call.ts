@@ -24,6 +24,7 @@ export const callTool: MetaTool = {
     return ctx.executor.call(args.method, args.arguments, {
       signal: req.signal,
       ...(req.sendProgress && { onProgress: req.sendProgress }),
+      ...(req.sendLog && { onLog: req.sendLog }),
     });
   },
 };

@@ -1,0 +1,1329 @@
+/**
+ * Latency benchmark: what one `call` through mcpx costs next to calling the upstream directly, per
+ * session policy, over stdio and HTTP downstream. Every case runs against the real
+ * server-everything `echo` tool, side by side in one run; mcpx is the built `dist/index.js`
+ * spawned as a user would run it, except one case run in-process to read the pool's state.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { parseConfig } from "../src/config/load.js";
+import { createLogger } from "../src/logger.js";
+import { createProxy } from "../src/proxy.js";
+import { createClientFactory } from "../src/registry/connection.js";
+import { connectClient } from "../test/helpers/inmemory.js";
+import {
+  descendants,
+  startHttp,
+  startStdio,
+  tempDir,
+  writeConfig,
+  type Running,
+} from "../test/helpers/proxy.js";
+import { percentile, table, verdict, type BenchSection } from "./report.js";
+import { connectDirect, npmServer, resultText, ROOT, type StdioSpec } from "./upstreams.js";
+
+/** Targets from the design brief: reported next to the numbers, never asserted. */
+const TARGET = {
+  /** shared p50 − direct p50, ms. */
+  sharedOverheadMs: 1,
+  /** isolated with pre-warm (spaced) p50 / isolated without pre-warm p50. */
+  prewarmRatio: 0.05,
+  failed: 0,
+  leaked: 0,
+} as const;
+
+/** Sample sizes: stable p50/p90 within a ~2 minute run on 2 cores. */
+const SIZE = {
+  /** Warm cases (direct, shared): measured calls and warm-up calls before them. */
+  warm: 300,
+  warmup: 30,
+  /** Naive isolated: one spawn per call. */
+  naive: 40,
+  /** Isolated with pre-warm, spaced and back to back. */
+  prewarm: 30,
+  /** In-process spaced calls per arm (refill as mcpx does it / refill deferred). */
+  arm: 25,
+  /** Warm-up calls of the cases that spawn. */
+  spawnWarmup: 3,
+  /** Fresh direct sessions, one first call each. */
+  cold: 15,
+  /** 16 HTTP clients, each this many calls back to back. */
+  clients: 16,
+  perClient: 60,
+} as const;
+
+/** Idle time after a process or session starts before it is measured (RSS, first call). */
+const SETTLE_MS = 300;
+/** How long closed processes get to exit before they count as leaked. */
+const REAP_MS = 5_000;
+/** Fixed gap between spaced calls out of process: at least this, and ≥ 2× the naive call. */
+const MIN_GAP_MS = 400;
+/** In-process experiment: how long the bench's factory wrapper holds back a refill's spawn. */
+const DEFER_MS = 50;
+
+const SERVER = "everything";
+const EVERYTHING = npmServer("@modelcontextprotocol/server-everything", ["stdio"]);
+const ECHO = { message: "x" };
+const EXPECTED = "Echo: x";
+
+type Downstream = "stdio" | "http" | "in-process" | "direct";
+
+/** Session keys of an mcpx server entry (src/config/schema.ts). */
+interface SessionKeys {
+  session: "isolated" | "shared";
+  prewarm?: number;
+}
+
+interface Timings {
+  ms: number[];
+  /** isError, an exception, or a text other than the echo. */
+  failed: number;
+}
+
+interface Rss {
+  idleKb: number;
+  afterKb: number;
+  peakKb: number;
+}
+
+interface CaseResult {
+  id: string;
+  label: string;
+  downstream: Downstream;
+  timings: Timings;
+  /** Calls ran back to back: calls/s is meaningful. */
+  backToBack: boolean;
+  /** Wall time of the measured calls, when they overlapped (concurrency). */
+  wallMs?: number;
+  leaked: number;
+  rss?: Rss;
+  /** Pings on the same session: the downstream round trip without an upstream. */
+  ping?: Timings;
+  note?: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function mcpxEcho(client: Client): () => Promise<unknown> {
+  return () =>
+    client.callTool({
+      name: "call",
+      arguments: { method: `${SERVER}.echo`, arguments: ECHO },
+    });
+}
+
+function directEcho(client: Client): () => Promise<unknown> {
+  return () => client.callTool({ name: "echo", arguments: ECHO });
+}
+
+/** A ping is timed like a call; it fails only by throwing. */
+function ping(client: Client): () => Promise<unknown> {
+  return async () => {
+    await client.ping();
+    return { content: [{ type: "text", text: EXPECTED }] };
+  };
+}
+
+function isEcho(result: unknown): boolean {
+  return (result as { isError?: boolean }).isError !== true && resultText(result) === EXPECTED;
+}
+
+/** Time `n` sequential calls; `between` runs before each call, outside the timing. */
+async function measure(
+  call: () => Promise<unknown>,
+  n: number,
+  between?: () => Promise<void>,
+): Promise<Timings> {
+  const ms: number[] = [];
+  let failed = 0;
+  for (let i = 0; i < n; i++) {
+    if (between) await between();
+    const t0 = performance.now();
+    let ok: boolean;
+    try {
+      ok = isEcho(await call());
+    } catch {
+      ok = false; // counted, and the run goes on: a failure is a data point here
+    }
+    ms.push(performance.now() - t0);
+    if (!ok) failed++;
+  }
+  return { ms, failed };
+}
+
+/** Warm up, then measure; failed warm-up calls count too. */
+async function warmAndMeasure(
+  call: () => Promise<unknown>,
+  warmup: number,
+  n: number,
+  between?: () => Promise<void>,
+): Promise<Timings> {
+  const w = await measure(call, warmup, between);
+  const m = await measure(call, n, between);
+  return { ms: m.ms, failed: m.failed + w.failed };
+}
+
+function merge(parts: readonly Timings[]): Timings {
+  return { ms: parts.flatMap((p) => p.ms), failed: parts.reduce((s, p) => s + p.failed, 0) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes: RSS, and making sure a case leaves nothing running.
+
+/** A field of /proc/<pid>/status in kB (VmRSS, VmHWM); NaN where there is no /proc. */
+function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+    return m?.[1] ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN; // no /proc, or the process is gone
+  }
+}
+
+/** Alive and not a zombie (a zombie has exited; its parent has yet to reap it). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return "?"; // exited while we looked
+  }
+}
+
+/**
+ * Wait for the processes a case started to exit: `watched` (mcpx and its children, which would
+ * be orphaned rather than stay our descendants if mcpx died first) and any new descendant of the
+ * bench. Processes that were there before the benchmark (tsx's esbuild service) are never
+ * counted. Whatever is still running after REAP_MS is counted as leaked and killed by pid, so
+ * the next case starts clean.
+ */
+function createReaper(baseline: ReadonlySet<number>) {
+  return async (watched: readonly number[]): Promise<number> => {
+    const left = () => [
+      ...new Set([
+        ...watched.filter((pid) => !baseline.has(pid) && running(pid)),
+        ...descendants(process.pid).filter((pid) => !baseline.has(pid)),
+      ]),
+    ];
+    const deadline = Date.now() + REAP_MS;
+    let still = left();
+    while (still.length > 0 && Date.now() < deadline) {
+      await sleep(50);
+      still = left();
+    }
+    if (still.length > 0) {
+      console.error(
+        `bench latency: still running after close: ${still.map((p) => `${p} (${commandLine(p)})`).join(", ")}`,
+      );
+    }
+    for (const pid of still) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // exited between the check and the kill
+      }
+    }
+    return still.length;
+  };
+}
+
+type Reaper = ReturnType<typeof createReaper>;
+
+// ---------------------------------------------------------------------------------------------
+// mcpx out of process, as a user runs it.
+
+interface McpxRun {
+  run: Running;
+  /** The HTTP URL, for extra clients. */
+  url?: string;
+}
+
+/**
+ * Start `node dist/index.js <config>` over stdio or with `--port 0`, run `body`, close, and
+ * check nothing is left. RSS of the mcpx process is read idle after startup and after `body`.
+ */
+async function withMcpx<T>(
+  downstream: "stdio" | "http",
+  session: SessionKeys,
+  reap: Reaper,
+  body: (m: McpxRun) => Promise<T>,
+): Promise<{ value: T; rss: Rss; leaked: number }> {
+  const dir = tempDir("mcpx-bench-latency-");
+  const file = writeConfig({ mcpServers: { [SERVER]: { ...EVERYTHING, ...session } } }, dir);
+  const args = ["--log-level", "warn"];
+  let started: McpxRun | undefined;
+  let watched: number[] = [];
+  let outcome: { value: T; rss: Rss } | undefined;
+  try {
+    if (downstream === "stdio") {
+      started = { run: await startStdio(file, args) };
+    } else {
+      const http = await startHttp(file, args);
+      started = { run: http, url: http.url };
+    }
+    const pid = started.run.pid;
+    await sleep(SETTLE_MS);
+    const idleKb = statusKb(pid, "VmRSS");
+    const value = await body(started);
+    outcome = {
+      value,
+      rss: { idleKb, afterKb: statusKb(pid, "VmRSS"), peakKb: statusKb(pid, "VmHWM") },
+    };
+  } finally {
+    if (started) {
+      watched = [started.run.pid, ...descendants(started.run.pid)];
+      await started.run.close().catch((err: unknown) => console.error("bench: close failed", err));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const leaked = await reap(watched);
+  return { ...outcome, leaked };
+}
+
+async function connectHttp(url: string): Promise<{ client: Client; close(): Promise<void> }> {
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const client = new Client({ name: "mcpx-bench-latency", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    close: async () => {
+      // DELETE the session so mcpx frees it, as a well-behaved client does.
+      await transport.terminateSession().catch(() => {
+        /* the server may already be gone; close() below is what matters */
+      });
+      await client.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases.
+
+async function directWarm(reap: Reaper): Promise<CaseResult> {
+  const d = await connectDirect(SERVER, EVERYTHING);
+  let timings: Timings;
+  let pings: Timings;
+  let watched: number[] = [];
+  try {
+    timings = await warmAndMeasure(directEcho(d.client), SIZE.warmup, SIZE.warm);
+    pings = await warmAndMeasure(ping(d.client), SIZE.warmup, SIZE.warm);
+  } finally {
+    watched = descendants(process.pid);
+    await d.close();
+  }
+  return {
+    id: "direct",
+    label: "direct, warm session (the floor)",
+    downstream: "direct",
+    timings,
+    backToBack: true,
+    leaked: await reap(watched),
+    ping: pings,
+  };
+}
+
+/**
+ * The first call on a fresh, idle upstream session: what an isolated call costs at best even
+ * with its session pre-warmed (the upstream's own first-call work, JIT and lazy init included).
+ */
+async function directCold(reap: Reaper): Promise<CaseResult> {
+  const parts: Timings[] = [];
+  let closing: Promise<void> = Promise.resolve();
+  let watched: number[] = [];
+  try {
+    for (let i = 0; i < SIZE.cold; i++) {
+      const d = await connectDirect(SERVER, EVERYTHING);
+      // The previous session exits while this one starts, as a used isolated session does.
+      await closing;
+      await sleep(SETTLE_MS / 3);
+      parts.push(await measure(directEcho(d.client), 1));
+      watched = descendants(process.pid);
+      closing = d.close();
+    }
+  } finally {
+    await closing;
+  }
+  return {
+    id: "direct-cold",
+    label: "direct, first call on a fresh idle session",
+    downstream: "direct",
+    timings: merge(parts),
+    backToBack: false,
+    leaked: await reap(watched),
+    note: `${SIZE.cold} sessions, one call each, ${Math.round(SETTLE_MS / 3)} ms after initialize`,
+  };
+}
+
+async function sharedCase(downstream: "stdio" | "http", reap: Reaper): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "shared" },
+    reap,
+    async (m) => ({
+      calls: await warmAndMeasure(mcpxEcho(m.run.client), SIZE.warmup, SIZE.warm),
+      pings: await warmAndMeasure(ping(m.run.client), SIZE.warmup, SIZE.warm),
+    }),
+  );
+  return {
+    id: `shared-${downstream}`,
+    label: "mcpx shared",
+    downstream,
+    timings: value.calls,
+    backToBack: true,
+    leaked,
+    rss,
+    ping: value.pings,
+  };
+}
+
+async function naiveCase(downstream: "stdio" | "http", reap: Reaper): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "isolated", prewarm: 0 },
+    reap,
+    (m) => warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.naive),
+  );
+  return {
+    id: `naive-${downstream}`,
+    label: "mcpx isolated, no pre-warm (spawn + initialize per call)",
+    downstream,
+    timings: value,
+    backToBack: true,
+    leaked,
+    rss,
+  };
+}
+
+async function prewarmSpacedCase(
+  downstream: "stdio" | "http",
+  gapMs: number,
+  reap: Reaper,
+): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "isolated", prewarm: 1 },
+    reap,
+    (m) =>
+      warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.prewarm, () => sleep(gapMs)),
+  );
+  return {
+    id: `spaced-${downstream}`,
+    label: "mcpx isolated, pre-warm 1, spaced",
+    downstream,
+    timings: value,
+    backToBack: false,
+    leaked,
+    rss,
+    note: `fixed ${gapMs} ms gap before each call`,
+  };
+}
+
+async function prewarmBackToBackCase(
+  downstream: "stdio" | "http",
+  reap: Reaper,
+): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "isolated", prewarm: 1 },
+    reap,
+    (m) => warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.prewarm),
+  );
+  return {
+    id: `b2b-${downstream}`,
+    label: "mcpx isolated, pre-warm 1, back to back",
+    downstream,
+    timings: value,
+    backToBack: true,
+    leaked,
+    rss,
+  };
+}
+
+/**
+ * Isolated with pre-warm, in-process, each call made once the pool has its spare back. The
+ * client factory is wrapped to see when a spare's spawn + initialize is over: `poolStats().spares`
+ * counts a spare from the moment its spawn starts, so it alone cannot tell (see the report).
+ *
+ * Two arms, interleaved call by call so machine load hits both alike: (a) the pool as it is,
+ * which spawns the replacement spare while the call runs; (b) the wrapper holds that spawn back
+ * DEFER_MS, so it starts once the call is over (what refilling on release would do).
+ */
+async function prewarmPoolWaitCase(
+  reap: Reaper,
+): Promise<{ asIs: CaseResult; deferred: CaseResult; refill: number[] }> {
+  const config = parseConfig(
+    { mcpServers: { [SERVER]: { ...EVERYTHING, session: "isolated", prewarm: 1 } } },
+    path.join(ROOT, "bench/mcpx.bench.json"),
+    {},
+  );
+  const logger = createLogger({ level: "warn" });
+  let opening = 0;
+  let deferNext = false;
+  const refill: number[] = [];
+  const proxy = createProxy(config, {
+    logger,
+    factoryFor: (server) => {
+      const open = createClientFactory(server, {
+        logger,
+        connectTimeoutMs: config.discoveryTimeoutMs,
+      });
+      return async () => {
+        opening += 1;
+        try {
+          if (deferNext) await sleep(DEFER_MS);
+          const t0 = performance.now();
+          const session = await open();
+          refill.push(performance.now() - t0);
+          return session;
+        } finally {
+          opening -= 1;
+        }
+      };
+    },
+  });
+  const spareBack = async () => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const s = proxy.context.registry.poolStats()[SERVER];
+      // Spare initialized, the used session closed, nothing leased.
+      if (opening === 0 && s && s.spares === 1 && s.open === 1 && s.leased === 0) return;
+      if (Date.now() > deadline) throw new Error(`spare never came back: ${JSON.stringify(s)}`);
+      await sleep(5);
+    }
+  };
+  const arms: [Timings[], Timings[]] = [[], []];
+  let watched: number[] = [];
+  let downstream: Awaited<ReturnType<typeof connectClient>> | undefined;
+  try {
+    await proxy.start();
+    if (proxy.context.registry.server(SERVER)?.status !== "ready") {
+      throw new Error(`${SERVER} did not start: ${proxy.context.registry.server(SERVER)?.error}`);
+    }
+    downstream = await connectClient(proxy);
+    const call = mcpxEcho(downstream.client);
+    const total = SIZE.spawnWarmup + 2 * SIZE.arm;
+    for (let i = 0; i < total; i++) {
+      await spareBack();
+      // The same idle time before each call as the fresh direct sessions get.
+      await sleep(SETTLE_MS / 3);
+      const arm = i % 2;
+      deferNext = arm === 1;
+      const t = await measure(call, 1);
+      if (i >= SIZE.spawnWarmup) arms[arm].push(t);
+      else arms[arm].push({ ms: [], failed: t.failed });
+    }
+    deferNext = false;
+  } finally {
+    watched = descendants(process.pid);
+    try {
+      await downstream?.close();
+    } finally {
+      await proxy.close();
+    }
+  }
+  const leaked = await reap(watched);
+  const base = {
+    downstream: "in-process" as const,
+    backToBack: false,
+    leaked,
+  };
+  return {
+    asIs: {
+      ...base,
+      id: "spaced-inprocess",
+      label: "mcpx isolated, pre-warm 1, spaced",
+      timings: merge(arms[0]),
+      note: `each call once the spare is initialized, + ${Math.round(SETTLE_MS / 3)} ms`,
+    },
+    deferred: {
+      ...base,
+      id: "spaced-inprocess-deferred",
+      label: `same, refill spawn held back ${DEFER_MS} ms by the bench (experiment)`,
+      timings: merge(arms[1]),
+      leaked: 0, // one proxy for both arms: its leaks are counted once, on the row above
+      note: `interleaved with the row above, call by call; not how mcpx behaves today`,
+    },
+    // The first open is discovery's session, at startup; the rest are refills.
+    refill: refill.slice(1),
+  };
+}
+
+/** 16 HTTP clients, each this many calls back to back. */
+  clients: 16,
+  perClient: 60,
+} as const;
+
+/** Idle time after a process or session starts before it is measured (RSS, first call). */
+const SETTLE_MS = 300;
+/** How long closed processes get to exit before they count as leaked. */
+const REAP_MS = 5_000;
+/** Fixed gap between spaced calls out of process: at least this, and ≥ 2× the naive call. */
+const MIN_GAP_MS = 400;
+/** In-process experiment: how long the bench's factory wrapper holds back a refill's spawn. */
+const DEFER_MS = 50;
+
+const SERVER = "everything";
+const EVERYTHING = npmServer("@modelcontextprotocol/server-everything", ["stdio"]);
+const ECHO = { message: "x" };
+const EXPECTED = "Echo: x";
+
+type Downstream = "stdio" | "http" | "in-process" | "direct";
+
+/** Session keys of an mcpx server entry (src/config/schema.ts). */
+interface SessionKeys {
+  session: "isolated" | "shared";
+  prewarm?: number;
+}
+
+interface Timings {
+  ms: number[];
+  /** isError, an exception, or a text other than the echo. */
+  failed: number;
+}
+
+interface Rss {
+  idleKb: number;
+  afterKb: number;
+  peakKb: number;
+}
+
+interface CaseResult {
+  id: string;
+  label: string;
+  downstream: Downstream;
+  timings: Timings;
+  /** Calls ran back to back: calls/s is meaningful. */
+  backToBack: boolean;
+  /** Wall time of the measured calls, when they overlapped (concurrency). */
+  wallMs?: number;
+  leaked: number;
+  rss?: Rss;
+  /** Pings on the same session: the downstream round trip without an upstream. */
+  ping?: Timings;
+  note?: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function mcpxEcho(client: Client): () => Promise<unknown> {
+  return () =>
+    client.callTool({
+      name: "call",
+      arguments: { method: `${SERVER}.echo`, arguments: ECHO },
+    });
+}
+
+function directEcho(client: Client): () => Promise<unknown> {
+  return () => client.callTool({ name: "echo", arguments: ECHO });
+}
+
+/** A ping is timed like a call; it fails only by throwing. */
+function ping(client: Client): () => Promise<unknown> {
+  return async () => {
+    await client.ping();
+    return { content: [{ type: "text", text: EXPECTED }] };
+  };
+}
+
+function isEcho(result: unknown): boolean {
+  return (result as { isError?: boolean }).isError !== true && resultText(result) === EXPECTED;
+}
+
+/** Time `n` sequential calls; `between` runs before each call, outside the timing. */
+async function measure(
+  call: () => Promise<unknown>,
+  n: number,
+  between?: () => Promise<void>,
+): Promise<Timings> {
+  const ms: number[] = [];
+  let failed = 0;
+  for (let i = 0; i < n; i++) {
+    if (between) await between();
+    const t0 = performance.now();
+    let ok: boolean;
+    try {
+      ok = isEcho(await call());
+    } catch {
+      ok = false; // counted, and the run goes on: a failure is a data point here
+    }
+    ms.push(performance.now() - t0);
+    if (!ok) failed++;
+  }
+  return { ms, failed };
+}
+
+/** Warm up, then measure; failed warm-up calls count too. */
+async function warmAndMeasure(
+  call: () => Promise<unknown>,
+  warmup: number,
+  n: number,
+  between?: () => Promise<void>,
+): Promise<Timings> {
+  const w = await measure(call, warmup, between);
+  const m = await measure(call, n, between);
+  return { ms: m.ms, failed: m.failed + w.failed };
+}
+
+function merge(parts: readonly Timings[]): Timings {
+  return { ms: parts.flatMap((p) => p.ms), failed: parts.reduce((s, p) => s + p.failed, 0) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes: RSS, and making sure a case leaves nothing running.
+
+/** A field of /proc/<pid>/status in kB (VmRSS, VmHWM); NaN where there is no /proc. */
+function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+    return m?.[1] ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN; // no /proc, or the process is gone
+  }
+}
+
+/** Alive and not a zombie (a zombie has exited; its parent has yet to reap it). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return "?"; // exited while we looked
+  }
+}
+
+/**
+ * Wait for the processes a case started to exit: `watched` (mcpx and its children, which would
+ * be orphaned rather than stay our descendants if mcpx died first) and any new descendant of the
+ * bench. Processes that were there before the benchmark (tsx's esbuild service) are never
+ * counted. Whatever is still running after REAP_MS is counted as leaked and killed by pid, so
+ * the next case starts clean.
+ */
+function createReaper(baseline: ReadonlySet<number>) {
+  return async (watched: readonly number[]): Promise<number> => {
+    const left = () => [
+      ...new Set([
+        ...watched.filter((pid) => !baseline.has(pid) && running(pid)),
+        ...descendants(process.pid).filter((pid) => !baseline.has(pid)),
+      ]),
+    ];
+    const deadline = Date.now() + REAP_MS;
+    let still = left();
+    while (still.length > 0 && Date.now() < deadline) {
+      await sleep(50);
+      still = left();
+    }
+    if (still.length > 0) {
+      console.error(
+        `bench latency: still running after close: ${still.map((p) => `${p} (${commandLine(p)})`).join(", ")}`,
+      );
+    }
+    for (const pid of still) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // exited between the check and the kill
+      }
+    }
+    return still.length;
+  };
+}
+
+type Reaper = ReturnType<typeof createReaper>;
+
+// ---------------------------------------------------------------------------------------------
+// mcpx out of process, as a user runs it.
+
+interface McpxRun {
+  run: Running;
+  /** The HTTP URL, for extra clients. */
+  url?: string;
+}
+
+/**
+ * Start `node dist/index.js <config>` over stdio or with `--port 0`, run `body`, close, and
+ * check nothing is left. RSS of the mcpx process is read idle after startup and after `body`.
+ */
+async function withMcpx<T>(
+  downstream: "stdio" | "http",
+  session: SessionKeys,
+  reap: Reaper,
+  body: (m: McpxRun) => Promise<T>,
+): Promise<{ value: T; rss: Rss; leaked: number }> {
+  const dir = tempDir("mcpx-bench-latency-");
+  const file = writeConfig({ mcpServers: { [SERVER]: { ...EVERYTHING, ...session } } }, dir);
+  const args = ["--log-level", "warn"];
+  let started: McpxRun | undefined;
+  let watched: number[] = [];
+  let outcome: { value: T; rss: Rss } | undefined;
+  try {
+    if (downstream === "stdio") {
+      started = { run: await startStdio(file, args) };
+    } else {
+      const http = await startHttp(file, args);
+      started = { run: http, url: http.url };
+    }
+    const pid = started.run.pid;
+    await sleep(SETTLE_MS);
+    const idleKb = statusKb(pid, "VmRSS");
+    const value = await body(started);
+    outcome = {
+      value,
+      rss: { idleKb, afterKb: statusKb(pid, "VmRSS"), peakKb: statusKb(pid, "VmHWM") },
+    };
+  } finally {
+    if (started) {
+      watched = [started.run.pid, ...descendants(started.run.pid)];
+      await started.run.close().catch((err: unknown) => console.error("bench: close failed", err));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const leaked = await reap(watched);
+  return { ...outcome, leaked };
+}
+
+async function connectHttp(url: string): Promise<{ client: Client; close(): Promise<void> }> {
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const client = new Client({ name: "mcpx-bench-latency", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    close: async () => {
+      // DELETE the session so mcpx frees it, as a well-behaved client does.
+      await transport.terminateSession().catch(() => {
+        /* the server may already be gone; close() below is what matters */
+      });
+      await client.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases.
+
+async function directWarm(reap: Reaper): Promise<CaseResult> {
+  const d = await connectDirect(SERVER, EVERYTHING);
+  let timings: Timings;
+  let pings: Timings;
+  let watched: number[] = [];
+  try {
+    timings = await warmAndMeasure(directEcho(d.client), SIZE.warmup, SIZE.warm);
+    pings = await warmAndMeasure(ping(d.client), SIZE.warmup, SIZE.warm);
+  } finally {
+    watched = descendants(process.pid);
+    await d.close();
+  }
+  return {
+    id: "direct",
+    label: "direct, warm session (the floor)",
+    downstream: "direct",
+    timings,
+    backToBack: true,
+    leaked: await reap(watched),
+    ping: pings,
+  };
+}
+
+/**
+ * The first call on a fresh, idle upstream session: what an isolated call costs at best even
+ * with its session pre-warmed (the upstream's own first-call work, JIT and lazy init included).
+ */
+async function directCold(reap: Reaper): Promise<CaseResult> {
+  const parts: Timings[] = [];
+  let closing: Promise<void> = Promise.resolve();
+  let watched: number[] = [];
+  try {
+    for (let i = 0; i < SIZE.cold; i++) {
+      const d = await connectDirect(SERVER, EVERYTHING);
+      // The previous session exits while this one starts, as a used isolated session does.
+      await closing;
+      await sleep(SETTLE_MS / 3);
+      parts.push(await measure(directEcho(d.client), 1));
+      watched = descendants(process.pid);
+      closing = d.close();
+    }
+  } finally {
+    await closing;
+  }
+  return {
+    id: "direct-cold",
+    label: "direct, first call on a fresh idle session",
+    downstream: "direct",
+    timings: merge(parts),
+    backToBack: false,
+    leaked: await reap(watched),
+    note: `${SIZE.cold} sessions, one call each, ${Math.round(SETTLE_MS / 3)} ms after initialize`,
+  };
+}
+
+async function sharedCase(downstream: "stdio" | "http", reap: Reaper): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "shared" },
+    reap,
+    async (m) => ({
+      calls: await warmAndMeasure(mcpxEcho(m.run.client), SIZE.warmup, SIZE.warm),
+      pings: await warmAndMeasure(ping(m.run.client), SIZE.warmup, SIZE.warm),
+    }),
+  );
+  return {
+    id: `shared-${downstream}`,
+    label: "mcpx shared",
+    downstream,
+    timings: value.calls,
+    backToBack: true,
+    leaked,
+    rss,
+    ping: value.pings,
+  };
+}
+
+async function naiveCase(downstream: "stdio" | "http", reap: Reaper): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "isolated", prewarm: 0 },
+    reap,
+    (m) => warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.naive),
+  );
+  return {
+    id: `naive-${downstream}`,
+    label: "mcpx isolated, no pre-warm (spawn + initialize per call)",
+    downstream,
+    timings: value,
+    backToBack: true,
+    leaked,
+    rss,
+  };
+}
+
+async function prewarmSpacedCase(
+  downstream: "stdio" | "http",
+  gapMs: number,
+  reap: Reaper,
+): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "isolated", prewarm: 1 },
+    reap,
+    (m) =>
+      warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.prewarm, () => sleep(gapMs)),
+  );
+  return {
+    id: `spaced-${downstream}`,
+    label: "mcpx isolated, pre-warm 1, spaced",
+    downstream,
+    timings: value,
+    backToBack: false,
+    leaked,
+    rss,
+    note: `fixed ${gapMs} ms gap before each call`,
+  };
+}
+
+async function prewarmBackToBackCase(
+  downstream: "stdio" | "http",
+  reap: Reaper,
+): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx(
+    downstream,
+    { session: "isolated", prewarm: 1 },
+    reap,
+    (m) => warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.prewarm),
+  );
+  return {
+    id: `b2b-${downstream}`,
+    label: "mcpx isolated, pre-warm 1, back to back",
+    downstream,
+    timings: value,
+    backToBack: true,
+    leaked,
+    rss,
+  };
+}
+
+/**
+ * Isolated with pre-warm, in-process, each call made once the pool has its spare back. The
+ * factory is wrapped to see when a spare's spawn + initialize is over: `poolStats().spares`
+ * counts a spare from the moment its spawn starts, so it alone cannot tell (see the report).
+ */
+async function prewarmPoolWaitCase(reap: Reaper): Promise<{ result: CaseResult; refill: number[] }> {
+  const config = parseConfig(
+    { mcpServers: { [SERVER]: { ...EVERYTHING, session: "isolated", prewarm: 1 } } },
+    path.join(ROOT, "bench/mcpx.bench.json"),
+    {},
+  );
+  const logger = createLogger({ level: "warn" });
+  let opening = 0;
+  const refill: number[] = [];
+  const proxy = createProxy(config, {
+    logger,
+    factoryFor: (server) => {
+      const open = createClientFactory(server, {
+        logger,
+        connectTimeoutMs: config.discoveryTimeoutMs,
+      });
+      return async () => {
+        opening += 1;
+        const t0 = performance.now();
+        try {
+          return await open();
+        } finally {
+          opening -= 1;
+          refill.push(performance.now() - t0);
+        }
+      };
+    },
+  });
+  const spareBack = async () => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const s = proxy.context.registry.poolStats()[SERVER];
+      // Spare initialized, the used session closed, nothing leased.
+      if (opening === 0 && s && s.spares === 1 && s.open === 1 && s.leased === 0) return;
+      if (Date.now() > deadline) throw new Error(`spare never came back: ${JSON.stringify(s)}`);
+      await sleep(5);
+    }
+  };
+  let timings: Timings;
+  let watched: number[] = [];
+  let downstream: Awaited<ReturnType<typeof connectClient>> | undefined;
+  try {
+    await proxy.start();
+    if (proxy.context.registry.server(SERVER)?.status !== "ready") {
+      throw new Error(`${SERVER} did not start: ${proxy.context.registry.server(SERVER)?.error}`);
+    }
+    downstream = await connectClient(proxy);
+    // Same idle time before each call as the fresh direct sessions get.
+    const between = async () => {
+      await spareBack();
+      await sleep(SETTLE_MS / 3);
+    };
+    timings = await warmAndMeasure(
+      mcpxEcho(downstream.client),
+      SIZE.spawnWarmup,
+      SIZE.spawn,
+      between,
+    );
+  } finally {
+    watched = descendants(process.pid);
+    try {
+      await downstream?.close();
+    } finally {
+      await proxy.close();
+    }
+  }
+  return {
+    result: {
+      id: "spaced-inprocess",
+      label: "mcpx isolated, pre-warm 1, spaced",
+      downstream: "in-process",
+      timings,
+      backToBack: false,
+      leaked: await reap(watched),
+      note: `each call once the spare is initialized, + ${Math.round(SETTLE_MS / 3)} ms`,
+    },
+    // The first open is discovery's session, at startup; the rest are refills.
+    refill: refill.slice(1),
+  };
+}
+
+/** 16 HTTP clients (each its own MCP session) against one mcpx, each N calls back to back. */
+async function concurrencyCase(reap: Reaper): Promise<CaseResult> {
+  const { value, rss, leaked } = await withMcpx("http", { session: "shared" }, reap, async (m) => {
+    const url = m.url!;
+    const extra = await Promise.all(
+      Array.from({ length: SIZE.clients - 1 }, () => connectHttp(url)),
+    );
+    try {
+      const clients = [m.run.client, ...extra.map((e) => e.client)];
+      await Promise.all(clients.map((c) => measure(mcpxEcho(c), 10)));
+      const t0 = performance.now();
+      const parts = await Promise.all(clients.map((c) => measure(mcpxEcho(c), SIZE.perClient)));
+      return { timings: merge(parts), wallMs: performance.now() - t0 };
+    } finally {
+      await Promise.all(extra.map((e) => e.close()));
+    }
+  });
+  return {
+    id: "concurrent-http",
+    label: `mcpx shared, ${SIZE.clients} concurrent HTTP clients`,
+    downstream: "http",
+    timings: value.timings,
+    backToBack: true,
+    wallMs: value.wallMs,
+    leaked,
+    rss,
+    note: `${SIZE.clients} SDK clients × ${SIZE.perClient} calls, one mcpx process`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function runLatencyBench(): Promise<BenchSection> {
+  const started = performance.now();
+  const reap = createReaper(new Set(descendants(process.pid)));
+  const cases: CaseResult[] = [];
+  const add = (c: CaseResult) => {
+    cases.push(c);
+    const p50 = percentile(sorted(c.timings.ms), 0.5);
+    console.error(`bench latency: ${c.label} [${c.downstream}] p50 ${p50.toFixed(2)} ms`);
+    return c;
+  };
+
+  const direct = add(await directWarm(reap));
+  const cold = add(await directCold(reap));
+  const perTransport: Record<
+    "stdio" | "http",
+    { shared: CaseResult; naive: CaseResult; spaced: CaseResult; b2b: CaseResult; gapMs: number }
+  > = {} as never;
+  for (const downstream of ["stdio", "http"] as const) {
+    const shared = add(await sharedCase(downstream, reap));
+    const naive = add(await naiveCase(downstream, reap));
+    // Spares refill in about one naive call; twice that leaves them time even on a busy machine.
+    const gapMs = Math.max(
+      MIN_GAP_MS,
+      Math.ceil((2 * percentile(sorted(naive.timings.ms), 0.5)) / 50) * 50,
+    );
+    const spaced = add(await prewarmSpacedCase(downstream, gapMs, reap));
+    const b2b = add(await prewarmBackToBackCase(downstream, reap));
+    perTransport[downstream] = { shared, naive, spaced, b2b, gapMs };
+  }
+  const inProcess = await prewarmPoolWaitCase(reap);
+  add(inProcess.asIs);
+  add(inProcess.deferred);
+  add(await concurrencyCase(reap));
+
+  const markdown = render({
+    direct,
+    cold,
+    perTransport,
+    inProcess: inProcess.asIs,
+    deferred: inProcess.deferred,
+    refill: inProcess.refill,
+    cases,
+    elapsedMs: performance.now() - started,
+  });
+  return { id: "latency", title: "Latency", markdown };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+function sorted(ms: readonly number[]): number[] {
+  return [...ms].sort((a, b) => a - b);
+}
+
+interface Stats {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+}
+
+function stats(ms: readonly number[]): Stats {
+  const s = sorted(ms);
+  return {
+    n: s.length,
+    p50: percentile(s, 0.5),
+    p90: percentile(s, 0.9),
+    p99: percentile(s, 0.99),
+    mean: s.reduce((a, b) => a + b, 0) / s.length,
+  };
+}
+
+/** Calls per second: overlapping calls over their wall time, sequential ones over their sum. */
+function callsPerSec(c: CaseResult): number | undefined {
+  if (!c.backToBack) return undefined;
+  const ms = c.wallMs ?? c.timings.ms.reduce((a, b) => a + b, 0);
+  return (c.timings.ms.length / ms) * 1000;
+}
+
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
+const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "n/a");
+const mb = (kb: number) => (Number.isFinite(kb) ? (kb / 1024).toFixed(1) : "n/a");
+
+function machine(): string {
+  const cpus = os.cpus();
+  return `${cpus[0]?.model.trim() ?? "unknown CPU"}, ${cpus.length} cores, ${os.platform()} ${os.release()}, Node ${process.version}`;
+}
+
+interface Measures {
+  direct: CaseResult;
+  cold: CaseResult;
+  perTransport: Record<
+    "stdio" | "http",
+    { shared: CaseResult; naive: CaseResult; spaced: CaseResult; b2b: CaseResult; gapMs: number }
+  >;
+  inProcess: CaseResult;
+  deferred: CaseResult;
+  refill: number[];
+  cases: CaseResult[];
+  elapsedMs: number;
+}
+
+function render(m: Measures): string {
+  const p50 = (c: CaseResult) => stats(c.timings.ms).p50;
+  const directP50 = p50(m.direct);
+  const failed = m.cases.reduce((s, c) => s + c.timings.failed, 0);
+  const calls = m.cases.reduce((s, c) => s + c.timings.ms.length, 0);
+  const leaked = m.cases.reduce((s, c) => s + c.leaked, 0);
+  const refill = stats(m.refill);
+  const out: string[] = [];
+
+  out.push(
+    `Machine: ${machine()}. Command: \`npm run bench -- latency\` (builds first). ` +
+      "Upstream: `@modelcontextprotocol/server-everything` (stdio) from node_modules, tool `echo` " +
+      '`{ message: "x" }`. Direct = an SDK `Client` on a stdio session straight to it; mcpx = ' +
+      "`node dist/index.js <config>` spawned per case, spoken to by the SDK `StdioClientTransport` " +
+      "(stdio) or `StreamableHTTPClientTransport` (`--port 0`), with " +
+      '`call({ method: "everything.echo", arguments: { message: "x" } })`. Times are ' +
+      "`performance.now()` around one `callTool` in the client; bench, mcpx and upstreams share " +
+      `the machine. Measured in ${(m.elapsedMs / 1000).toFixed(1)} s.`,
+  );
+
+  out.push("### Summary");
+  const summary: (string | number)[][] = [];
+  for (const d of ["stdio", "http"] as const) {
+    const t = m.perTransport[d];
+    const overhead = p50(t.shared) - directP50;
+    summary.push([
+      `shared p50 overhead over direct, ${d} downstream`,
+      `${f2(overhead)} ms (${f2(p50(t.shared))} − ${f2(directP50)})`,
+      `≤ ${TARGET.sharedOverheadMs} ms`,
+      verdict(overhead, TARGET.sharedOverheadMs),
+    ]);
+  }
+  const ratioRow = (label: string, spaced: CaseResult, naive: CaseResult) => {
+    const r = p50(spaced) / p50(naive);
+    return [
+      label,
+      `${f2(r * 100)} % (${f2(p50(spaced))} / ${f2(p50(naive))} ms)`,
+      `≤ ${TARGET.prewarmRatio * 100} %`,
+      verdict(r, TARGET.prewarmRatio),
+    ];
+  };
+  for (const d of ["stdio", "http"] as const) {
+    const t = m.perTransport[d];
+    summary.push(
+      ratioRow(`isolated pre-warm (spaced) p50 / naive isolated p50, ${d}`, t.spaced, t.naive),
+    );
+  }
+  summary.push(
+    ratioRow(
+      "isolated pre-warm (spaced, pool-state wait, in-process) p50 / naive isolated p50, stdio",
+      m.inProcess,
+      m.perTransport.stdio.naive,
+    ),
+  );
+  summary.push(
+    [`failed calls (all cases, ${calls} calls)`, failed, "0", verdict(failed, TARGET.failed)],
+    ["leaked processes (all cases)", leaked, "0", verdict(leaked, TARGET.leaked)],
+  );
+  out.push(table(["metric", "value", "target", "status"], summary, ["left", "right", "left"]));
+
+  out.push("### Per case");
+  out.push(
+    table(
+      [
+        "case",
+        "downstream",
+        "n",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "mean ms",
+        "p50 − direct",
+        "calls/s",
+        "failed",
+        "leaked",
+      ],
+      m.cases.map((c) => {
+        const s = stats(c.timings.ms);
+        const rate = callsPerSec(c);
+        return [
+          c.label,
+          c.downstream,
+          s.n,
+          f2(s.p50),
+          f2(s.p90),
+          f2(s.p99),
+          f2(s.mean),
+          c === m.direct ? "—" : f2(s.p50 - directP50),
+          rate === undefined ? "— (spaced)" : f1(rate),
+          c.timings.failed,
+          c.leaked,
+        ];
+      }),
+      ["left", "left"],
+    ),
+  );
+  const notes = m.cases.filter((c) => c.note).map((c) => `${c.label} [${c.downstream}]: ${c.note}`);
+  out.push(
+    "calls/s: one client's sequential calls over the sum of their times; for the concurrent " +
+      "case, all calls over the wall time. Warm-up calls (30 for warm cases, 3 for spawning " +
+      "ones, 10 per concurrent client) are not in n; their failures are counted. " +
+      notes.map((n) => `${n}.`).join(" "),
+  );
+
+  out.push("### Isolated with pre-warm: spacing and refill");
+  out.push(
+    "Out of process the pool cannot be seen, so spaced calls wait a fixed gap of 2× the naive " +
+      `call's p90, rounded up to 50 ms and at least ${MIN_GAP_MS} ms ` +
+      `(stdio ${m.perTransport.stdio.gapMs} ms, http ${m.perTransport.http.gapMs} ms). ` +
+      "The in-process case builds the same proxy with `createProxy` (downstream: `connectClient`, " +
+      "in memory) and waits until the pool has its spare back: the client factory is wrapped " +
+      "to know when a spare's spawn + initialize is over, and `poolStats()` must show 1 spare, " +
+      "1 open session, none leased. " +
+      `A refill (spawn + initialize of one spare, measured there) took p50 ${f1(refill.p50)} ms, ` +
+      `p90 ${f1(refill.p90)} ms, max ${f1(Math.max(...m.refill))} ms over ${refill.n} refills, ` +
+      "so both gaps leave the spare ready with room to spare. " +
+      `A first call on a fresh, idle direct session costs p50 ${f2(p50(m.cold))} ms against ` +
+      `${f2(directP50)} ms warm: the floor of any isolated call, pre-warmed or not.`,
+  );
+
+  out.push("### mcpx process memory");
+  const rssRows = m.cases
+    .filter((c) => c.rss)
+    .map((c) => [
+      c.label,
+      c.downstream,
+      mb(c.rss!.idleKb),
+      mb(c.rss!.afterKb),
+      mb(c.rss!.peakKb),
+      c.timings.ms.length,
+    ]);
+  out.push(
+    table(
+      ["case", "downstream", "RSS idle after startup, MB", "RSS after load, MB", "peak, MB", "calls"],
+      rssRows,
+      ["left", "left"],
+    ),
+  );
+  out.push(
+    `VmRSS of the mcpx process from /proc/<pid>/status ${SETTLE_MS} ms after it answered ` +
+      "initialize, and again right after the case's last call; peak is VmHWM. Upstream " +
+      "processes are not included.",
+  );
+  return out.join("\n\n");
+}

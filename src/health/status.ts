@@ -1,0 +1,53 @@
+import type { PoolStats } from "../registry/pool.js";
+import type { ServerStatus } from "../registry/registry.js";
+import type { Registry } from "../registry/registry.js";
+
+export interface ServerReport {
+  status: ServerStatus;
+  error?: string;
+  tools: number;
+  consecutiveFailures: number;
+  lastSuccessAt?: string;
+  latencyMs?: number;
+  downSince?: string;
+  nextRetryAt?: string;
+  sessions?: PoolStats;
+  stderrLines?: { total: number; dropped: number };
+}
+
+export interface HealthReport {
+  /** ok: every server ready; degraded: mcpx serves, some servers are not ready. */
+  status: "ok" | "degraded";
+  servers: Record<string, ServerReport>;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/**
+ * Status of every server as plain data (for /healthz, and any page that renders status).
+ * Error texts pass through `redact`, since upstream errors may quote what they were given.
+ */
+export function healthReport(registry: Registry, redact: (text: string) => string): HealthReport {
+  const servers: Record<string, ServerReport> = {};
+  const stats = registry.poolStats();
+  for (const s of registry.servers()) {
+    const h = s.health;
+    const stderrLines = registry.stderrCounts(s.name);
+    const sessions = stats[s.name];
+    servers[s.name] = {
+      status: s.status,
+      ...(s.error !== undefined && s.status !== "ready" && { error: redact(s.error) }),
+      tools: s.tools.length,
+      consecutiveFailures: h.consecutiveFailures,
+      ...(h.lastSuccessAt !== undefined && { lastSuccessAt: iso(h.lastSuccessAt) }),
+      ...(h.latencyMs !== undefined && { latencyMs: Math.round(h.latencyMs * 10) / 10 }),
+      ...(s.status === "down" && h.downSince !== undefined && { downSince: iso(h.downSince) }),
+      ...(s.status === "down" &&
+        h.nextRetryAt !== undefined && { nextRetryAt: iso(h.nextRetryAt) }),
+      ...(sessions && { sessions }),
+      ...(stderrLines && stderrLines.total > 0 && { stderrLines }),
+    };
+  }
+  const allReady = Object.values(servers).every((s) => s.status === "ready");
+  return { status: allReady ? "ok" : "degraded", servers };
+}
