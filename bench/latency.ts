@@ -5,10 +5,12 @@
  * spawned as a user would run it, except one case run in-process to read the pool's state.
  */
 import { readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import getPort from "get-port";
 import { parseConfig } from "../src/config/load.js";
 import { createLogger } from "../src/logger.js";
 import { createProxy } from "../src/proxy.js";
@@ -18,12 +20,13 @@ import {
   descendants,
   startHttp,
   startStdio,
+  stop,
   tempDir,
   writeConfig,
   type Running,
 } from "../test/helpers/proxy.js";
 import { percentile, table, verdict, type BenchSection } from "./report.js";
-import { connectDirect, npmServer, resultText, ROOT, type StdioSpec } from "./upstreams.js";
+import { connectDirect, npmServer, resultText, ROOT } from "./upstreams.js";
 
 /** Targets from the design brief: reported next to the numbers, never asserted. */
 const TARGET = {
@@ -43,13 +46,13 @@ const SIZE = {
   /** Naive isolated: one spawn per call. */
   naive: 40,
   /** Isolated with pre-warm, spaced and back to back. */
-  prewarm: 30,
+  prewarm: 25,
   /** In-process spaced calls per arm (refill as mcpx does it / refill deferred). */
-  arm: 25,
+  arm: 20,
   /** Warm-up calls of the cases that spawn. */
   spawnWarmup: 3,
   /** Fresh direct sessions, one first call each. */
-  cold: 15,
+  cold: 12,
   /** 16 HTTP clients, each this many calls back to back. */
   clients: 16,
   perClient: 60,
@@ -69,7 +72,7 @@ const EVERYTHING = npmServer("@modelcontextprotocol/server-everything", ["stdio"
 const ECHO = { message: "x" };
 const EXPECTED = "Echo: x";
 
-type Downstream = "stdio" | "http" | "in-process" | "direct";
+type Downstream = "stdio" | "http" | "in-process" | "direct" | "direct http";
 
 /** Session keys of an mcpx server entry (src/config/schema.ts). */
 interface SessionKeys {
@@ -330,6 +333,49 @@ async function directWarm(reap: Reaper): Promise<CaseResult> {
     timings,
     backToBack: true,
     leaked: await reap(watched),
+    ping: pings,
+  };
+}
+
+/**
+ * server-everything's own streamable HTTP transport, straight from an SDK client: context for the
+ * HTTP rows (a different server stack from mcpx's, so only roughly like for like).
+ */
+async function directHttp(reap: Reaper): Promise<CaseResult> {
+  const port = await getPort({ host: "127.0.0.1" });
+  const child = spawn(process.execPath, [...EVERYTHING.args.slice(0, 1), "streamableHttp"], {
+    env: { PATH: process.env.PATH ?? "", PORT: String(port) },
+    // It logs every request to stdout: not read, so not piped.
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let timings: Timings;
+  let pings: Timings;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let err = "";
+      child.stderr.on("data", (c: Buffer) => {
+        err += c.toString();
+        if (/listening on port/.test(err)) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`server-everything exited ${code}: ${err}`)));
+    });
+    const d = await connectHttp(`http://127.0.0.1:${port}/mcp`);
+    try {
+      timings = await warmAndMeasure(directEcho(d.client), SIZE.warmup, SIZE.warm);
+      pings = await warmAndMeasure(ping(d.client), SIZE.warmup, SIZE.warm);
+    } finally {
+      await d.close();
+    }
+  } finally {
+    await stop(child);
+  }
+  return {
+    id: "direct-http",
+    label: "direct, warm session, server-everything over streamable HTTP",
+    downstream: "direct http",
+    timings,
+    backToBack: true,
+    leaked: await reap(child.pid === undefined ? [] : [child.pid]),
     ping: pings,
   };
 }
@@ -518,11 +564,12 @@ async function prewarmPoolWaitCase(
       await spareBack();
       // The same idle time before each call as the fresh direct sessions get.
       await sleep(SETTLE_MS / 3);
-      const arm = i % 2;
-      deferNext = arm === 1;
+      deferNext = i % 2 === 1;
       const t = await measure(call, 1);
-      if (i >= SIZE.spawnWarmup) arms[arm].push(t);
-      else arms[arm].push({ ms: [], failed: t.failed });
+      // Warm-up calls count only their failures.
+      (deferNext ? arms[1] : arms[0]).push(
+        i >= SIZE.spawnWarmup ? t : { ms: [], failed: t.failed },
+      );
     }
     deferNext = false;
   } finally {
@@ -554,493 +601,6 @@ async function prewarmPoolWaitCase(
       timings: merge(arms[1]),
       leaked: 0, // one proxy for both arms: its leaks are counted once, on the row above
       note: `interleaved with the row above, call by call; not how mcpx behaves today`,
-    },
-    // The first open is discovery's session, at startup; the rest are refills.
-    refill: refill.slice(1),
-  };
-}
-
-/** 16 HTTP clients, each this many calls back to back. */
-  clients: 16,
-  perClient: 60,
-} as const;
-
-/** Idle time after a process or session starts before it is measured (RSS, first call). */
-const SETTLE_MS = 300;
-/** How long closed processes get to exit before they count as leaked. */
-const REAP_MS = 5_000;
-/** Fixed gap between spaced calls out of process: at least this, and ≥ 2× the naive call. */
-const MIN_GAP_MS = 400;
-/** In-process experiment: how long the bench's factory wrapper holds back a refill's spawn. */
-const DEFER_MS = 50;
-
-const SERVER = "everything";
-const EVERYTHING = npmServer("@modelcontextprotocol/server-everything", ["stdio"]);
-const ECHO = { message: "x" };
-const EXPECTED = "Echo: x";
-
-type Downstream = "stdio" | "http" | "in-process" | "direct";
-
-/** Session keys of an mcpx server entry (src/config/schema.ts). */
-interface SessionKeys {
-  session: "isolated" | "shared";
-  prewarm?: number;
-}
-
-interface Timings {
-  ms: number[];
-  /** isError, an exception, or a text other than the echo. */
-  failed: number;
-}
-
-interface Rss {
-  idleKb: number;
-  afterKb: number;
-  peakKb: number;
-}
-
-interface CaseResult {
-  id: string;
-  label: string;
-  downstream: Downstream;
-  timings: Timings;
-  /** Calls ran back to back: calls/s is meaningful. */
-  backToBack: boolean;
-  /** Wall time of the measured calls, when they overlapped (concurrency). */
-  wallMs?: number;
-  leaked: number;
-  rss?: Rss;
-  /** Pings on the same session: the downstream round trip without an upstream. */
-  ping?: Timings;
-  note?: string;
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function mcpxEcho(client: Client): () => Promise<unknown> {
-  return () =>
-    client.callTool({
-      name: "call",
-      arguments: { method: `${SERVER}.echo`, arguments: ECHO },
-    });
-}
-
-function directEcho(client: Client): () => Promise<unknown> {
-  return () => client.callTool({ name: "echo", arguments: ECHO });
-}
-
-/** A ping is timed like a call; it fails only by throwing. */
-function ping(client: Client): () => Promise<unknown> {
-  return async () => {
-    await client.ping();
-    return { content: [{ type: "text", text: EXPECTED }] };
-  };
-}
-
-function isEcho(result: unknown): boolean {
-  return (result as { isError?: boolean }).isError !== true && resultText(result) === EXPECTED;
-}
-
-/** Time `n` sequential calls; `between` runs before each call, outside the timing. */
-async function measure(
-  call: () => Promise<unknown>,
-  n: number,
-  between?: () => Promise<void>,
-): Promise<Timings> {
-  const ms: number[] = [];
-  let failed = 0;
-  for (let i = 0; i < n; i++) {
-    if (between) await between();
-    const t0 = performance.now();
-    let ok: boolean;
-    try {
-      ok = isEcho(await call());
-    } catch {
-      ok = false; // counted, and the run goes on: a failure is a data point here
-    }
-    ms.push(performance.now() - t0);
-    if (!ok) failed++;
-  }
-  return { ms, failed };
-}
-
-/** Warm up, then measure; failed warm-up calls count too. */
-async function warmAndMeasure(
-  call: () => Promise<unknown>,
-  warmup: number,
-  n: number,
-  between?: () => Promise<void>,
-): Promise<Timings> {
-  const w = await measure(call, warmup, between);
-  const m = await measure(call, n, between);
-  return { ms: m.ms, failed: m.failed + w.failed };
-}
-
-function merge(parts: readonly Timings[]): Timings {
-  return { ms: parts.flatMap((p) => p.ms), failed: parts.reduce((s, p) => s + p.failed, 0) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Processes: RSS, and making sure a case leaves nothing running.
-
-/** A field of /proc/<pid>/status in kB (VmRSS, VmHWM); NaN where there is no /proc. */
-function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
-    return m?.[1] ? Number(m[1]) : Number.NaN;
-  } catch {
-    return Number.NaN; // no /proc, or the process is gone
-  }
-}
-
-/** Alive and not a zombie (a zombie has exited; its parent has yet to reap it). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-  } catch {
-    return "?"; // exited while we looked
-  }
-}
-
-/**
- * Wait for the processes a case started to exit: `watched` (mcpx and its children, which would
- * be orphaned rather than stay our descendants if mcpx died first) and any new descendant of the
- * bench. Processes that were there before the benchmark (tsx's esbuild service) are never
- * counted. Whatever is still running after REAP_MS is counted as leaked and killed by pid, so
- * the next case starts clean.
- */
-function createReaper(baseline: ReadonlySet<number>) {
-  return async (watched: readonly number[]): Promise<number> => {
-    const left = () => [
-      ...new Set([
-        ...watched.filter((pid) => !baseline.has(pid) && running(pid)),
-        ...descendants(process.pid).filter((pid) => !baseline.has(pid)),
-      ]),
-    ];
-    const deadline = Date.now() + REAP_MS;
-    let still = left();
-    while (still.length > 0 && Date.now() < deadline) {
-      await sleep(50);
-      still = left();
-    }
-    if (still.length > 0) {
-      console.error(
-        `bench latency: still running after close: ${still.map((p) => `${p} (${commandLine(p)})`).join(", ")}`,
-      );
-    }
-    for (const pid of still) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // exited between the check and the kill
-      }
-    }
-    return still.length;
-  };
-}
-
-type Reaper = ReturnType<typeof createReaper>;
-
-// ---------------------------------------------------------------------------------------------
-// mcpx out of process, as a user runs it.
-
-interface McpxRun {
-  run: Running;
-  /** The HTTP URL, for extra clients. */
-  url?: string;
-}
-
-/**
- * Start `node dist/index.js <config>` over stdio or with `--port 0`, run `body`, close, and
- * check nothing is left. RSS of the mcpx process is read idle after startup and after `body`.
- */
-async function withMcpx<T>(
-  downstream: "stdio" | "http",
-  session: SessionKeys,
-  reap: Reaper,
-  body: (m: McpxRun) => Promise<T>,
-): Promise<{ value: T; rss: Rss; leaked: number }> {
-  const dir = tempDir("mcpx-bench-latency-");
-  const file = writeConfig({ mcpServers: { [SERVER]: { ...EVERYTHING, ...session } } }, dir);
-  const args = ["--log-level", "warn"];
-  let started: McpxRun | undefined;
-  let watched: number[] = [];
-  let outcome: { value: T; rss: Rss } | undefined;
-  try {
-    if (downstream === "stdio") {
-      started = { run: await startStdio(file, args) };
-    } else {
-      const http = await startHttp(file, args);
-      started = { run: http, url: http.url };
-    }
-    const pid = started.run.pid;
-    await sleep(SETTLE_MS);
-    const idleKb = statusKb(pid, "VmRSS");
-    const value = await body(started);
-    outcome = {
-      value,
-      rss: { idleKb, afterKb: statusKb(pid, "VmRSS"), peakKb: statusKb(pid, "VmHWM") },
-    };
-  } finally {
-    if (started) {
-      watched = [started.run.pid, ...descendants(started.run.pid)];
-      await started.run.close().catch((err: unknown) => console.error("bench: close failed", err));
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
-  const leaked = await reap(watched);
-  return { ...outcome, leaked };
-}
-
-async function connectHttp(url: string): Promise<{ client: Client; close(): Promise<void> }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url));
-  const client = new Client({ name: "mcpx-bench-latency", version: "1.0.0" });
-  await client.connect(transport);
-  return {
-    client,
-    close: async () => {
-      // DELETE the session so mcpx frees it, as a well-behaved client does.
-      await transport.terminateSession().catch(() => {
-        /* the server may already be gone; close() below is what matters */
-      });
-      await client.close();
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The cases.
-
-async function directWarm(reap: Reaper): Promise<CaseResult> {
-  const d = await connectDirect(SERVER, EVERYTHING);
-  let timings: Timings;
-  let pings: Timings;
-  let watched: number[] = [];
-  try {
-    timings = await warmAndMeasure(directEcho(d.client), SIZE.warmup, SIZE.warm);
-    pings = await warmAndMeasure(ping(d.client), SIZE.warmup, SIZE.warm);
-  } finally {
-    watched = descendants(process.pid);
-    await d.close();
-  }
-  return {
-    id: "direct",
-    label: "direct, warm session (the floor)",
-    downstream: "direct",
-    timings,
-    backToBack: true,
-    leaked: await reap(watched),
-    ping: pings,
-  };
-}
-
-/**
- * The first call on a fresh, idle upstream session: what an isolated call costs at best even
- * with its session pre-warmed (the upstream's own first-call work, JIT and lazy init included).
- */
-async function directCold(reap: Reaper): Promise<CaseResult> {
-  const parts: Timings[] = [];
-  let closing: Promise<void> = Promise.resolve();
-  let watched: number[] = [];
-  try {
-    for (let i = 0; i < SIZE.cold; i++) {
-      const d = await connectDirect(SERVER, EVERYTHING);
-      // The previous session exits while this one starts, as a used isolated session does.
-      await closing;
-      await sleep(SETTLE_MS / 3);
-      parts.push(await measure(directEcho(d.client), 1));
-      watched = descendants(process.pid);
-      closing = d.close();
-    }
-  } finally {
-    await closing;
-  }
-  return {
-    id: "direct-cold",
-    label: "direct, first call on a fresh idle session",
-    downstream: "direct",
-    timings: merge(parts),
-    backToBack: false,
-    leaked: await reap(watched),
-    note: `${SIZE.cold} sessions, one call each, ${Math.round(SETTLE_MS / 3)} ms after initialize`,
-  };
-}
-
-async function sharedCase(downstream: "stdio" | "http", reap: Reaper): Promise<CaseResult> {
-  const { value, rss, leaked } = await withMcpx(
-    downstream,
-    { session: "shared" },
-    reap,
-    async (m) => ({
-      calls: await warmAndMeasure(mcpxEcho(m.run.client), SIZE.warmup, SIZE.warm),
-      pings: await warmAndMeasure(ping(m.run.client), SIZE.warmup, SIZE.warm),
-    }),
-  );
-  return {
-    id: `shared-${downstream}`,
-    label: "mcpx shared",
-    downstream,
-    timings: value.calls,
-    backToBack: true,
-    leaked,
-    rss,
-    ping: value.pings,
-  };
-}
-
-async function naiveCase(downstream: "stdio" | "http", reap: Reaper): Promise<CaseResult> {
-  const { value, rss, leaked } = await withMcpx(
-    downstream,
-    { session: "isolated", prewarm: 0 },
-    reap,
-    (m) => warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.naive),
-  );
-  return {
-    id: `naive-${downstream}`,
-    label: "mcpx isolated, no pre-warm (spawn + initialize per call)",
-    downstream,
-    timings: value,
-    backToBack: true,
-    leaked,
-    rss,
-  };
-}
-
-async function prewarmSpacedCase(
-  downstream: "stdio" | "http",
-  gapMs: number,
-  reap: Reaper,
-): Promise<CaseResult> {
-  const { value, rss, leaked } = await withMcpx(
-    downstream,
-    { session: "isolated", prewarm: 1 },
-    reap,
-    (m) =>
-      warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.prewarm, () => sleep(gapMs)),
-  );
-  return {
-    id: `spaced-${downstream}`,
-    label: "mcpx isolated, pre-warm 1, spaced",
-    downstream,
-    timings: value,
-    backToBack: false,
-    leaked,
-    rss,
-    note: `fixed ${gapMs} ms gap before each call`,
-  };
-}
-
-async function prewarmBackToBackCase(
-  downstream: "stdio" | "http",
-  reap: Reaper,
-): Promise<CaseResult> {
-  const { value, rss, leaked } = await withMcpx(
-    downstream,
-    { session: "isolated", prewarm: 1 },
-    reap,
-    (m) => warmAndMeasure(mcpxEcho(m.run.client), SIZE.spawnWarmup, SIZE.prewarm),
-  );
-  return {
-    id: `b2b-${downstream}`,
-    label: "mcpx isolated, pre-warm 1, back to back",
-    downstream,
-    timings: value,
-    backToBack: true,
-    leaked,
-    rss,
-  };
-}
-
-/**
- * Isolated with pre-warm, in-process, each call made once the pool has its spare back. The
- * factory is wrapped to see when a spare's spawn + initialize is over: `poolStats().spares`
- * counts a spare from the moment its spawn starts, so it alone cannot tell (see the report).
- */
-async function prewarmPoolWaitCase(reap: Reaper): Promise<{ result: CaseResult; refill: number[] }> {
-  const config = parseConfig(
-    { mcpServers: { [SERVER]: { ...EVERYTHING, session: "isolated", prewarm: 1 } } },
-    path.join(ROOT, "bench/mcpx.bench.json"),
-    {},
-  );
-  const logger = createLogger({ level: "warn" });
-  let opening = 0;
-  const refill: number[] = [];
-  const proxy = createProxy(config, {
-    logger,
-    factoryFor: (server) => {
-      const open = createClientFactory(server, {
-        logger,
-        connectTimeoutMs: config.discoveryTimeoutMs,
-      });
-      return async () => {
-        opening += 1;
-        const t0 = performance.now();
-        try {
-          return await open();
-        } finally {
-          opening -= 1;
-          refill.push(performance.now() - t0);
-        }
-      };
-    },
-  });
-  const spareBack = async () => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const s = proxy.context.registry.poolStats()[SERVER];
-      // Spare initialized, the used session closed, nothing leased.
-      if (opening === 0 && s && s.spares === 1 && s.open === 1 && s.leased === 0) return;
-      if (Date.now() > deadline) throw new Error(`spare never came back: ${JSON.stringify(s)}`);
-      await sleep(5);
-    }
-  };
-  let timings: Timings;
-  let watched: number[] = [];
-  let downstream: Awaited<ReturnType<typeof connectClient>> | undefined;
-  try {
-    await proxy.start();
-    if (proxy.context.registry.server(SERVER)?.status !== "ready") {
-      throw new Error(`${SERVER} did not start: ${proxy.context.registry.server(SERVER)?.error}`);
-    }
-    downstream = await connectClient(proxy);
-    // Same idle time before each call as the fresh direct sessions get.
-    const between = async () => {
-      await spareBack();
-      await sleep(SETTLE_MS / 3);
-    };
-    timings = await warmAndMeasure(
-      mcpxEcho(downstream.client),
-      SIZE.spawnWarmup,
-      SIZE.spawn,
-      between,
-    );
-  } finally {
-    watched = descendants(process.pid);
-    try {
-      await downstream?.close();
-    } finally {
-      await proxy.close();
-    }
-  }
-  return {
-    result: {
-      id: "spaced-inprocess",
-      label: "mcpx isolated, pre-warm 1, spaced",
-      downstream: "in-process",
-      timings,
-      backToBack: false,
-      leaked: await reap(watched),
-      note: `each call once the spare is initialized, + ${Math.round(SETTLE_MS / 3)} ms`,
     },
     // The first open is discovery's session, at startup; the rest are refills.
     refill: refill.slice(1),
@@ -1081,6 +641,7 @@ async function concurrencyCase(reap: Reaper): Promise<CaseResult> {
 
 export async function runLatencyBench(): Promise<BenchSection> {
   const started = performance.now();
+  const loadBefore = os.loadavg()[0] ?? Number.NaN;
   const reap = createReaper(new Set(descendants(process.pid)));
   const cases: CaseResult[] = [];
   const add = (c: CaseResult) => {
@@ -1091,6 +652,7 @@ export async function runLatencyBench(): Promise<BenchSection> {
   };
 
   const direct = add(await directWarm(reap));
+  const directOverHttp = add(await directHttp(reap));
   const cold = add(await directCold(reap));
   const perTransport: Record<
     "stdio" | "http",
@@ -1115,6 +677,7 @@ export async function runLatencyBench(): Promise<BenchSection> {
 
   const markdown = render({
     direct,
+    directHttp: directOverHttp,
     cold,
     perTransport,
     inProcess: inProcess.asIs,
@@ -1122,6 +685,7 @@ export async function runLatencyBench(): Promise<BenchSection> {
     refill: inProcess.refill,
     cases,
     elapsedMs: performance.now() - started,
+    load: [loadBefore, os.loadavg()[0] ?? Number.NaN],
   });
   return { id: "latency", title: "Latency", markdown };
 }
@@ -1170,6 +734,7 @@ function machine(): string {
 
 interface Measures {
   direct: CaseResult;
+  directHttp: CaseResult;
   cold: CaseResult;
   perTransport: Record<
     "stdio" | "http",
@@ -1180,6 +745,17 @@ interface Measures {
   refill: number[];
   cases: CaseResult[];
   elapsedMs: number;
+  /** 1-minute load average when the section started and ended. */
+  load: [number, number];
+}
+
+/** Whether the fixed gaps covered the refill times measured in-process (said, not assumed). */
+function gapVerdict(m: Measures): string {
+  const gap = Math.min(m.perTransport.stdio.gapMs, m.perTransport.http.gapMs);
+  const over = m.refill.filter((ms) => ms > gap).length;
+  return over === 0
+    ? `Every refill was shorter than the smaller gap (${gap} ms): out of process the spare was ready for each spaced call.`
+    : `${over} of ${m.refill.length} refills took longer than the smaller gap (${gap} ms): a few spaced calls out of process may have waited for their spare, which inflates their tail.`;
 }
 
 function render(m: Measures): string {
@@ -1199,7 +775,9 @@ function render(m: Measures): string {
       "(stdio) or `StreamableHTTPClientTransport` (`--port 0`), with " +
       '`call({ method: "everything.echo", arguments: { message: "x" } })`. Times are ' +
       "`performance.now()` around one `callTool` in the client; bench, mcpx and upstreams share " +
-      `the machine. Measured in ${(m.elapsedMs / 1000).toFixed(1)} s.`,
+      `the machine. Measured in ${(m.elapsedMs / 1000).toFixed(1)} s; 1-minute load average ` +
+      `${f2(m.load[0])} at the start, ${f2(m.load[1])} at the end (anything above the core ` +
+      "count means other work competed for the CPU and the spawning cases read slow).",
   );
 
   out.push("### Summary");
@@ -1236,6 +814,21 @@ function render(m: Measures): string {
       m.perTransport.stdio.naive,
     ),
   );
+  {
+    const overHttp = p50(m.perTransport.http.shared) - p50(m.directHttp);
+    summary.push([
+      "context: shared http p50 − server-everything's own HTTP transport p50",
+      `${f2(overHttp)} ms (${f2(p50(m.perTransport.http.shared))} − ${f2(p50(m.directHttp))})`,
+      "—",
+      "—",
+    ]);
+  }
+  const experiment = ratioRow(
+    `experiment: the same with the refill spawn held back ${DEFER_MS} ms (in-process)`,
+    m.deferred,
+    m.perTransport.stdio.naive,
+  );
+  summary.push([...experiment.slice(0, 2), experiment[2]!, `(${experiment[3]!})`]);
   summary.push(
     [`failed calls (all cases, ${calls} calls)`, failed, "0", verdict(failed, TARGET.failed)],
     ["leaked processes (all cases)", leaked, "0", verdict(leaked, TARGET.leaked)],
@@ -1286,18 +879,52 @@ function render(m: Measures): string {
       notes.map((n) => `${n}.`).join(" "),
   );
 
+  out.push("### Where the shared overhead goes");
+  const pingRows = [
+    m.direct,
+    m.directHttp,
+    m.perTransport.stdio.shared,
+    m.perTransport.http.shared,
+  ].map((c) => {
+    const pingP50 = stats(c.ping?.ms ?? []).p50;
+    const directPing = stats(m.direct.ping?.ms ?? []).p50;
+    return [
+      c === m.direct || c === m.directHttp ? "direct" : "mcpx shared",
+      c.downstream,
+      f2(pingP50),
+      f2(p50(c)),
+      c === m.direct ? "—" : f2(pingP50 - directPing),
+      f2(p50(c) - pingP50),
+    ];
+  });
+  out.push(
+    table(
+      ["session", "downstream", "ping p50 ms", "echo p50 ms", "ping − direct ping", "echo − ping"],
+      pingRows,
+      ["left", "left"],
+    ),
+  );
+  out.push(
+    `${SIZE.warm} pings on the same session after the calls (mcpx answers ping itself). ` +
+      "ping − direct ping is what the downstream transport costs; echo − ping is the work of " +
+      "the call itself (for mcpx: validation, the forward over the shared upstream session, " +
+      "result shaping).",
+  );
+
   out.push("### Isolated with pre-warm: spacing and refill");
   out.push(
     "Out of process the pool cannot be seen, so spaced calls wait a fixed gap of 2× the naive " +
-      `call's p90, rounded up to 50 ms and at least ${MIN_GAP_MS} ms ` +
+      `call's p50, rounded up to 50 ms and at least ${MIN_GAP_MS} ms ` +
       `(stdio ${m.perTransport.stdio.gapMs} ms, http ${m.perTransport.http.gapMs} ms). ` +
       "The in-process case builds the same proxy with `createProxy` (downstream: `connectClient`, " +
       "in memory) and waits until the pool has its spare back: the client factory is wrapped " +
       "to know when a spare's spawn + initialize is over, and `poolStats()` must show 1 spare, " +
-      "1 open session, none leased. " +
+      "1 open session, none leased. Its calls alternate between the pool as it is and the pool " +
+      `with each refill's spawn held back ${DEFER_MS} ms by the wrapper (so it starts after the ` +
+      "call instead of during it). " +
       `A refill (spawn + initialize of one spare, measured there) took p50 ${f1(refill.p50)} ms, ` +
-      `p90 ${f1(refill.p90)} ms, max ${f1(Math.max(...m.refill))} ms over ${refill.n} refills, ` +
-      "so both gaps leave the spare ready with room to spare. " +
+      `p90 ${f1(refill.p90)} ms, max ${f1(Math.max(...m.refill))} ms over ${refill.n} refills. ` +
+      `${gapVerdict(m)} ` +
       `A first call on a fresh, idle direct session costs p50 ${f2(p50(m.cold))} ms against ` +
       `${f2(directP50)} ms warm: the floor of any isolated call, pre-warmed or not.`,
   );
@@ -1315,7 +942,14 @@ function render(m: Measures): string {
     ]);
   out.push(
     table(
-      ["case", "downstream", "RSS idle after startup, MB", "RSS after load, MB", "peak, MB", "calls"],
+      [
+        "case",
+        "downstream",
+        "RSS idle after startup, MB",
+        "RSS after load, MB",
+        "peak, MB",
+        "calls",
+      ],
       rssRows,
       ["left", "left"],
     ),

@@ -69,6 +69,8 @@ async function main(): Promise<number | undefined> {
     try {
       // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
       await proxy.drain(config.shutdownGraceMs);
+      // The SDK sends a result after its handler's promise settles: give it that turn.
+      await new Promise((resolve) => setImmediate(resolve));
       // 2. Stop serving: close HTTP sessions and the listener, or the stdio transport.
       await stopServing();
     } finally {

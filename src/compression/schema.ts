@@ -1,9 +1,19 @@
 import { createHash } from "node:crypto";
 
-import { compile } from "json-schema-to-typescript";
-import type { Options as CompileOptions } from "json-schema-to-typescript";
+import type { compile as Compile, Options as CompileOptions } from "json-schema-to-typescript";
 
 import type { JsonSchema } from "../types.js";
+
+/**
+ * The library is loaded on the first compile, not at startup: it costs ~23 MB of memory and
+ * startup time, and a session that never describes a tool never needs it. (Node's module cache
+ * would hold it anyway; this is that cache, not proxy state.)
+ */
+let library: Promise<typeof Compile> | undefined;
+function loadCompiler(): Promise<typeof Compile> {
+  library ??= import("json-schema-to-typescript").then((m) => m.compile);
+  return library;
+}
 
 /** "typescript" compiles to a declaration (falling back to JSON when that is not smaller); "json" always emits compact JSON. */
 export type SchemaMode = "typescript" | "json";
@@ -185,6 +195,7 @@ export class SchemaCompiler {
     let timer: NodeJS.Timeout | undefined;
     try {
       // The library mutates its input (normalizer, $ref dereferencing): give it a private copy.
+      const compile = await loadCompiler();
       const work = compile(prepareSchema(structuredClone(schema)), typeName, LIB_OPTIONS);
       // The library is mostly synchronous and cannot be cancelled; the budget only bounds how long a caller waits.
       const budget = new Promise<undefined>((resolve) => {

@@ -280,8 +280,12 @@ export class Registry {
       state.status = "down";
       state.error = errorMessage(err);
       state.health.downSince ??= this.now();
-      if (!wasDown) this.log.warn(`${name}: failed to start: ${state.error}`);
-      else this.log.debug(`${name}: still down: ${state.error}`);
+      if (wasDown) {
+        // Nothing changed for clients: no list_changed for another failed attempt.
+        this.log.debug(`${name}: still down: ${state.error}`);
+        return;
+      }
+      this.log.warn(`${name}: failed to start: ${state.error}`);
     }
     this.emit(name);
   }

@@ -101,7 +101,8 @@ describe("registry", () => {
     await proxy.start();
     expect(sessions).toBe(1);
     await proxy.context.executor.call("s.t", {});
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.spares).toBe(1);
     await proxy.context.executor.call("s.t", {});
-    expect(sessions).toBe(3);
+    await expect.poll(() => sessions).toBe(3);
   });
 });

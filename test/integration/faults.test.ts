@@ -1,0 +1,226 @@
+/**
+ * Fault injection against the built mcpx over HTTP: each fault leaves the other servers serving,
+ * answers the affected call with a clear isError, leaks no process, and recovers when it goes.
+ */
+import path from "node:path";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  descendants,
+  eventually,
+  fixtureServer,
+  isAlive,
+  npmServer,
+  startHttp,
+  startHttpFixture,
+  stop,
+  tempDir,
+  text,
+  writeConfig,
+  type RunningHttp,
+} from "../helpers/proxy.js";
+
+let proxy: RunningHttp | undefined;
+let seen: number[] = [];
+afterEach(async () => {
+  if (!proxy) return;
+  const pids = [...new Set([...seen, ...descendants(proxy.pid)])];
+  await proxy.close();
+  // No leaked process: every upstream this proxy ever had is gone after shutdown.
+  await eventually(() => pids.every((p) => !isAlive(p)), 10_000, "upstreams to exit");
+  proxy = undefined;
+  seen = [];
+});
+
+async function start(servers: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  proxy = await startHttp(
+    writeConfig({ mcpServers: { ok: fixtureServer("faulty.mjs"), ...servers }, ...extra }),
+  );
+  return proxy;
+}
+
+const call = (method: string, args: Record<string, unknown> = {}) =>
+  proxy!.client.callTool({ name: "call", arguments: { method, arguments: args } });
+
+async function healthz(): Promise<{
+  status: string;
+  servers: Record<string, { status: string; error?: string; stderrLines?: { dropped: number } }>;
+}> {
+  const res = await fetch(proxy!.url.replace(/\/mcp$/, "/healthz"));
+  expect(res.status).toBe(200);
+  return (await res.json()) as never;
+}
+
+async function othersStillWork() {
+  expect(text(await call("ok.echo", { message: "still here" }))).toBe("still here");
+}
+
+describe("faults", () => {
+  it("a crash in the middle of a call", async () => {
+    await start({ f: fixtureServer("faulty.mjs") });
+    const r = await call("f.crash");
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain(
+      'Server "f" closed the connection during crash (it may have crashed)',
+    );
+    await othersStillWork();
+    // Recovery: the next call gets a fresh session.
+    expect(text(await call("f.echo", { message: "after the crash" }))).toBe("after the crash");
+  });
+
+  it("an upstream that hangs forever: timeout, and its session is killed", async () => {
+    await start({ f: { ...fixtureServer("faulty.mjs"), timeout: 500, prewarm: 0 } });
+    const before = descendants(proxy!.pid).length;
+    const hanging = call("f.hang");
+    await eventually(() => descendants(proxy!.pid).length > before, 10_000, "the call's process");
+    const theCall = descendants(proxy!.pid).filter((p) => !seen.includes(p));
+    seen.push(...theCall);
+    const r = await hanging;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('Server "f" did not answer hang within 500 ms');
+    await eventually(
+      () => descendants(proxy!.pid).length === before,
+      10_000,
+      "the hung session to be killed",
+    );
+    await othersStillWork();
+    expect(text(await call("f.echo", { message: "fine" }))).toBe("fine");
+  });
+
+  it("garbage and partial JSON on stdout", async () => {
+    await start({ f: fixtureServer("faulty.mjs", { FAULT_NOISY_STDOUT: "1" }) });
+    expect(text(await call("f.echo", { message: "through the noise" }))).toBe("through the noise");
+    await othersStillWork();
+  });
+
+  it("exits at startup, then succeeds on retry: down → ready, list_changed sent", async () => {
+    const state = path.join(tempDir(), "starts");
+    await start(
+      { f: fixtureServer("faulty.mjs", { FAULT_FAIL_STARTS: "1", FAULT_STATE_FILE: state }) },
+      { health: { retryInitial: 300 } },
+    );
+    const changed = new Promise<void>((resolve) =>
+      proxy!.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    const { tools } = await proxy!.client.listTools();
+    // Either still down at our first look, or already back: both are legitimate, the end state is not.
+    if (!tools[0]?.description?.includes("f [DOWN"))
+      expect(tools[0]?.description).toContain("f: echo");
+    await changed;
+    await eventually(() => true);
+    const h = await healthz();
+    expect(h.servers.f?.status).toBe("ready");
+    expect(text(await call("f.echo", { message: "back" }))).toBe("back");
+    const after = await proxy!.client.listTools();
+    expect(after.tools[0]?.description).toContain("f: echo");
+  });
+
+  it("slow startup beyond the discovery timeout", async () => {
+    const state = path.join(tempDir(), "starts");
+    await start(
+      {
+        f: fixtureServer("faulty.mjs", {
+          FAULT_START_DELAY_MS: "4000",
+          FAULT_SLOW_STARTS: "1",
+          FAULT_STATE_FILE: state,
+        }),
+      },
+      { discoveryTimeout: 1000, health: { retryInitial: 2000 } },
+    );
+    // Startup was not held up by the slow one beyond its timeout, and the others serve.
+    await othersStillWork();
+    expect((await healthz()).servers.f?.error).toContain("did not start within 1000 ms");
+    await pollHealth("f", "ready");
+    expect(text(await call("f.echo", { message: "caught up" }))).toBe("caught up");
+  });
+
+  it("an HTTP upstream that returns 500s, then recovers", async () => {
+    const upstream = await startHttpFixture();
+    try {
+      await start(
+        { remote: { url: upstream.url } },
+        {
+          health: {
+            interval: 200,
+            timeout: 500,
+            failureThreshold: 2,
+            retryInitial: 200,
+            retryMax: 400,
+          },
+        },
+      );
+      expect(text(await call("remote.echo", { message: "up" }))).toBe("up");
+      await fetch(`${upstream.base}/control/fail?status=500`, { method: "POST" });
+      const failing = await call("remote.echo", { message: "x" });
+      expect(failing.isError).toBe(true);
+      expect(text(failing)).toContain('Server "remote"');
+      await pollHealth("remote", "down");
+      const down = await call("remote.echo", { message: "x" });
+      expect(text(down)).toMatch(/Server "remote" is down since/);
+      await othersStillWork();
+      await fetch(`${upstream.base}/control/recover`, { method: "POST" });
+      await pollHealth("remote", "ready");
+      expect(text(await call("remote.echo", { message: "recovered" }))).toBe("recovered");
+    } finally {
+      await stop(upstream.child);
+    }
+  });
+
+  it("an upstream that floods stderr", async () => {
+    await start({
+      f: { ...fixtureServer("faulty.mjs", { FAULT_STDERR_FLOOD: "3000" }), session: "shared" },
+    });
+    for (let i = 0; i < 3; i++)
+      expect(text(await call("f.echo", { message: `n${i}` }))).toBe(`n${i}`);
+    await othersStillWork();
+    // Kept lines are bounded; the rest are counted as dropped, not held in memory.
+    const lines = (await healthz()).servers.f?.stderrLines;
+    expect(lines?.dropped).toBeGreaterThan(1000);
+  });
+
+  it("a cancelled long call, with progress forwarded before the cancel", async () => {
+    await start({
+      everything: { ...npmServer("@modelcontextprotocol/server-everything", "stdio"), prewarm: 0 },
+    });
+    const before = descendants(proxy!.pid);
+    const controller = new AbortController();
+    const progress: number[] = [];
+    const running = proxy!.client.callTool(
+      {
+        name: "call",
+        arguments: {
+          method: "everything.trigger-long-running-operation",
+          arguments: { duration: 30, steps: 30 },
+        },
+      },
+      undefined,
+      {
+        signal: controller.signal,
+        onprogress: (p) => {
+          progress.push(p.progress);
+          if (progress.length === 2) controller.abort("user cancelled");
+        },
+      },
+    );
+    await expect(running).rejects.toThrow();
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    // The isolated session of the cancelled call is closed: back to where we were.
+    await eventually(
+      () => descendants(proxy!.pid).length === before.length,
+      10_000,
+      "the cancelled session to close",
+    );
+    await othersStillWork();
+    expect(text(await call("everything.echo", { message: "after cancel" }))).toContain(
+      "after cancel",
+    );
+  });
+});
+
+async function pollHealth(server: string, status: string) {
+  for (let i = 0; i < 150; i++) {
+    if ((await healthz()).servers[server]?.status === status) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`${server} never became ${status}`);
+}

@@ -1,0 +1,120 @@
+/** Graceful shutdown of the built mcpx: drain, cancel past the grace period, a second signal. */
+import type { ChildProcess } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import {
+  descendants,
+  eventually,
+  fixtureServer,
+  isAlive,
+  startHttp,
+  text,
+  writeConfig,
+} from "../helpers/proxy.js";
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once("exit", (code) => resolve(code));
+  });
+
+describe("graceful shutdown", () => {
+  it("lets an in-flight call finish, refuses new ones, then exits 0 with no upstream left", async () => {
+    const proxy = await startHttp(
+      writeConfig({ mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } } }),
+    );
+    try {
+      const slow = proxy.client.callTool({
+        name: "call",
+        arguments: { method: "f.slow", arguments: { ms: 1500 } },
+      });
+      await inFlight(proxy.url);
+      const children = descendants(proxy.pid);
+      proxy.child.kill("SIGTERM");
+      await eventually(
+        () => proxy.stderr().includes("shutting down (SIGTERM)"),
+        5_000,
+        "shutdown to begin",
+      );
+      const refused = await proxy.client.callTool({
+        name: "call",
+        arguments: { method: "f.echo", arguments: { message: "x" } },
+      });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain("mcpx is shutting down");
+      expect(text(await slow)).toBe("slept 1500 ms");
+      expect(await exited(proxy.child)).toBe(0);
+      await eventually(() => children.every((p) => !isAlive(p)), 10_000, "upstreams to exit");
+    } finally {
+      proxy.child.kill("SIGKILL");
+    }
+  });
+
+  it("cancels calls still running after the grace period", async () => {
+    const proxy = await startHttp(
+      writeConfig({
+        mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } },
+        shutdownGrace: 300,
+      }),
+    );
+    try {
+      const slow = proxy.client.callTool({
+        name: "call",
+        arguments: { method: "f.slow", arguments: { ms: 20_000 } },
+      });
+      await inFlight(proxy.url);
+      const started = Date.now();
+      proxy.child.kill("SIGTERM");
+      const result = await slow;
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain("cancelled: mcpx is shutting down");
+      expect(await exited(proxy.child)).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      proxy.child.kill("SIGKILL");
+    }
+  });
+
+  it("exits at once on a second signal, killing upstreams that ignore SIGTERM", async () => {
+    const proxy = await startHttp(
+      writeConfig({
+        mcpServers: {
+          f: { ...fixtureServer("faulty.mjs", { FAULT_IGNORE_SIGTERM: "1" }), session: "shared" },
+        },
+        shutdownGrace: 30_000,
+      }),
+    );
+    try {
+      const slow = proxy.client.callTool({
+        name: "call",
+        arguments: { method: "f.slow", arguments: { ms: 20_000 } },
+      });
+      slow.catch(() => {}); // the connection drops with the process
+      await eventually(() => descendants(proxy.pid).length > 0, 10_000, "the upstream");
+      const children = descendants(proxy.pid);
+      proxy.child.kill("SIGTERM");
+      await eventually(
+        () => proxy.stderr().includes("shutting down (SIGTERM)"),
+        5_000,
+        "shutdown to begin",
+      );
+      const started = Date.now();
+      proxy.child.kill("SIGTERM");
+      expect(await exited(proxy.child)).toBe(1);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      await eventually(() => children.every((p) => !isAlive(p)), 5_000, "upstreams to be killed");
+    } finally {
+      proxy.child.kill("SIGKILL");
+    }
+  });
+});
+
+/** Wait until /healthz shows a call holding a session of server f. */
+async function inFlight(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const res = await fetch(url.replace(/\/mcp$/, "/healthz"));
+    const body = (await res.json()) as { servers: { f?: { sessions?: { leased: number } } } };
+    if ((body.servers.f?.sessions?.leased ?? 0) > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("the call never reached the upstream");
+}
