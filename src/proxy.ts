@@ -8,7 +8,7 @@ import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
 import type { ClientFactory } from "./registry/connection.js";
 import { Registry } from "./registry/registry.js";
-import { CatalogSearch } from "./registry/search.js";
+import { CatalogViews } from "./registry/view.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 
@@ -35,8 +35,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const executor = new Executor(registry, { logger, compression: config.compression.results });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
-  const search = new CatalogSearch(registry);
-  const context: ProxyContext = { config, logger, registry, executor, schemas, search };
+  const views = new CatalogViews(registry, config);
+  const context: ProxyContext = { config, logger, registry, executor, schemas, views };
   let closing: Promise<void> | undefined;
   return {
     context,
