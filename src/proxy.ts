@@ -22,6 +22,11 @@ export interface Proxy {
   readonly context: ProxyContext;
   /** Discover every upstream. Never rejects: failed upstreams are recorded as failed. */
   start(): Promise<void>;
+  /**
+   * Apply a new, already validated config: servers started, restarted or stopped by spec, and
+   * profiles, callers and auth swapped at once. Resolves when new servers are discovered.
+   */
+  reload(next: Config): Promise<void>;
   /** Close every upstream session and process. Idempotent. */
   close(): Promise<void>;
 }
@@ -41,6 +46,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   return {
     context,
     start: () => registry.start(),
+    reload: async (next) => {
+      logger.addSecrets(next.secrets);
+      if (JSON.stringify(next.compression) !== JSON.stringify(context.config.compression)) {
+        logger.warn("config reload: compression settings take effect when mcpx restarts");
+      }
+      // Synchronous up to the registry's first await: servers, config (auth) and profiles swap
+      // in one tick, so no request sees a mix of old and new.
+      const discovered = registry.reconcile(next);
+      context.config = next;
+      views.configure(next);
+      await discovered;
+    },
     close: () => {
       // The registry owns every session pool, so closing it ends every upstream process.
       closing ??= registry.close();
