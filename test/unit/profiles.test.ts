@@ -3,6 +3,7 @@
  * over in-memory upstreams (describe, call, resources answer from the caller's profile only).
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, parseConfig, type Config, type Profile } from "../../src/config/load.js";
@@ -403,5 +404,75 @@ describe("per-caller catalogs (in memory)", () => {
     );
     expect(calls[1]).toContain('"outcome":"refused"');
     expect(lines.join("")).not.toContain("top-secret-argument");
+  });
+});
+
+describe("reload (in memory)", () => {
+  let proxy: Proxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  it("swaps profiles and servers, and tells only the clients whose view changed", async () => {
+    const access = {
+      profiles: { default: { servers: ["alpha"] }, coding: { servers: ["alpha", "beta"] } },
+      callers: { "claude-code": "coding" },
+    };
+    let gammaSessions = 0;
+    proxy = memoryProxy(
+      {
+        alpha: () => upstream("alpha"),
+        beta: () => upstream("beta"),
+        gamma: () => {
+          gammaSessions += 1;
+          return upstream("gamma");
+        },
+      },
+      { config: memoryConfig(["alpha", "beta"], access) },
+    );
+    await proxy.start();
+    const coding = await connectClient(proxy, { caller: "claude-code" });
+    const plain = await connectClient(proxy, { caller: "someone" });
+    const notified = { coding: 0, plain: 0 };
+    coding.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notified.coding += 1;
+    });
+    plain.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notified.plain += 1;
+    });
+    try {
+      await coding.client.listTools();
+      await plain.client.listTools();
+      // beta goes, gamma comes; only coding's view changes.
+      await proxy.reload(
+        memoryConfig(["alpha", "gamma"], {
+          ...access,
+          profiles: { ...access.profiles, coding: { servers: ["*"] } },
+        }),
+      );
+      expect(gammaSessions).toBeGreaterThan(0);
+      expect(proxy.context.registry.servers().map((s) => s.name)).toEqual(["alpha", "gamma"]);
+      const [d] = (await coding.client.listTools()).tools;
+      expect(d?.description).toContain("gamma: read_file, write_file");
+      expect(d?.description).not.toContain("beta");
+      // In-memory transports deliver in order: a notification sent would have arrived by now.
+      await plain.client.listTools();
+      expect(notified.coding).toBeGreaterThan(0);
+      expect(notified.plain).toBe(0);
+      expect(
+        text(
+          await coding.client.callTool({ name: "call", arguments: { method: "gamma.read_file" } }),
+        ),
+      ).toBe("gamma read");
+      const gone = await coding.client.callTool({
+        name: "call",
+        arguments: { method: "beta.read_file" },
+      });
+      expect(text(gone)).toBe('Unknown server "beta". Servers: alpha, gamma.');
+    } finally {
+      await coding.close();
+      await plain.close();
+    }
   });
 });
