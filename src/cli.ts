@@ -5,19 +5,29 @@ export interface CliOptions {
   config?: string;
   port?: number;
   host: string;
+  /** stdio: the caller this client is (else its clientInfo.name, else "default"). */
+  caller?: string;
+  /** HTTP: serve a non-loopback --host without auth. */
+  allowUnauthenticated: boolean;
+  /** HTTP: more hostnames accepted in Host and Origin headers. */
+  allowedHosts: string[];
   logLevel: LogLevel;
   help: boolean;
   version: boolean;
 }
 
-export const USAGE = `Usage: mcpx <config.json> [--port N] [--host H] [--log-level L]
+export const USAGE = `Usage: mcpx <config.json> [--port N] [--host H] [--caller NAME] [--log-level L]
 
 Serve the MCP servers of <config.json> to an AI client through three meta-tools
 (describe, call, resources).
 
   (no --port)        serve MCP over stdio (e.g. claude mcp add mcpx -- npx mcpx /abs/config.json)
   --port N           serve streamable HTTP at http://HOST:N/mcp
-  --host H           interface to bind with --port (default 127.0.0.1)
+  --host H           interface to bind with --port (default 127.0.0.1); other interfaces
+                     need "auth" in the config, or --allow-unauthenticated
+  --allowed-host H   with --port: also accept this name in Host/Origin (repeatable)
+  --allow-unauthenticated  with --port: serve a non-loopback --host without auth (loud warning)
+  --caller NAME      stdio: the caller (profile) this client is; default its clientInfo.name
   --log-level L      ${LOG_LEVELS.join(" | ")} (default info); logs go to stderr
   -h, --help         show this help
   -v, --version      show the version`;
@@ -39,6 +49,9 @@ export function parseCli(argv: string[]): CliOptions {
       options: {
         port: { type: "string", short: "p" },
         host: { type: "string" },
+        caller: { type: "string" },
+        "allow-unauthenticated": { type: "boolean" },
+        "allowed-host": { type: "string", multiple: true },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -60,6 +73,13 @@ export function parseCli(argv: string[]): CliOptions {
       throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
     }
   }
+  if (values.caller !== undefined && (port !== undefined || values.caller.trim() === "")) {
+    throw new UsageError(
+      port !== undefined
+        ? "--caller is for stdio; over HTTP the caller comes from the token, the /mcp/<caller> path or the X-MCPX-Caller header"
+        : "--caller needs a name",
+    );
+  }
   const logLevel = values["log-level"] ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
@@ -68,6 +88,9 @@ export function parseCli(argv: string[]): CliOptions {
     ...(positionals[0] !== undefined && { config: positionals[0] }),
     ...(port !== undefined && { port }),
     host: values.host ?? "127.0.0.1",
+    ...(values.caller !== undefined && { caller: values.caller.trim() }),
+    allowUnauthenticated: values["allow-unauthenticated"] ?? false,
+    allowedHosts: values["allowed-host"] ?? [],
     logLevel: logLevel as LogLevel,
     help: values.help ?? false,
     version: values.version ?? false,

@@ -5,11 +5,12 @@
  */
 import { parseCli, UsageError, USAGE } from "./cli.js";
 import { ConfigError, loadConfig } from "./config/load.js";
+import { watchConfig, type ConfigWatcher } from "./config/watch.js";
 import { errorMessage } from "./errors.js";
 import { fileSink } from "./logfile.js";
 import { createLogger, stderrSink } from "./logger.js";
 import { createProxy } from "./proxy.js";
-import { serveHttp } from "./server/http.js";
+import { exposure, serveHttp } from "./server/http.js";
 import { serveStdio } from "./server/stdio.js";
 import { VERSION } from "./version.js";
 
@@ -58,14 +59,27 @@ async function main(): Promise<number | undefined> {
       : toStderr,
   });
   for (const w of config.warnings) logger.warn(w);
+  // Beyond loopback only with auth, or when the user says so out loud.
+  const exposed = (c: typeof config) =>
+    cli.port === undefined ? undefined : exposure(cli.host, c, cli.allowUnauthenticated);
+  const bind = exposed(config);
+  if (bind && "error" in bind) {
+    process.stderr.write(`mcpx: ${bind.error}\n`);
+    return 2;
+  }
+  if (bind) logger.warn(bind.warning);
 
   const proxy = createProxy(config, { logger });
+  // Started once the proxy is up; shutdown may come earlier.
+  let watcher: ConfigWatcher | undefined = undefined;
   let stopServing: () => Promise<void> = async () => {};
   let shuttingDown = false;
   const shutdown = async (why: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info(`shutting down (${why})`);
+    // 0. Stop reloading the config: nothing may start servers from here on.
+    watcher?.close();
     try {
       // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
       await proxy.drain(config.shutdownGraceMs);
@@ -96,13 +110,38 @@ async function main(): Promise<number | undefined> {
   const ready = servers.filter((s) => s.status === "ready").length;
   logger.info(`${ready}/${servers.length} upstream servers ready`);
 
+  watcher = watchConfig(config.file, {
+    logger,
+    // A reload must not drop auth from a server that is reachable beyond this machine.
+    check: (next) => {
+      const b = exposed(next);
+      return b && "error" in b
+        ? [
+            `auth: missing, but mcpx serves on ${cli.host}, beyond this machine. Keep "auth", or restart with --allow-unauthenticated.`,
+          ]
+        : [];
+    },
+    onConfig: async (next) => {
+      await proxy.reload(next);
+      logger.info(`config reloaded from ${next.file}`);
+    },
+    onInvalid: (err) =>
+      logger.error(`config change rejected, still serving the previous config: ${err.message}`),
+  });
+
   if (cli.port === undefined) {
-    const stdio = await serveStdio(proxy.context);
+    const stdio = await serveStdio(proxy.context, {
+      ...(cli.caller !== undefined && { caller: cli.caller }),
+    });
     stopServing = () => stdio.close();
     void stdio.ended.then(() => shutdown("stdin closed"));
     logger.info("serving MCP on stdio");
   } else {
-    const http = await serveHttp(proxy.context, { host: cli.host, port: cli.port });
+    const http = await serveHttp(proxy.context, {
+      host: cli.host,
+      port: cli.port,
+      allowedHosts: cli.allowedHosts,
+    });
     stopServing = () => http.close();
     if (http.portChanged) {
       logger.warn(

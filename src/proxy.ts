@@ -11,7 +11,7 @@ import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./registry/transport.js";
 import type { Clock } from "./health/clock.js";
 import { HealthMonitor } from "./health/monitor.js";
-import { CatalogSearch } from "./registry/search.js";
+import { CatalogViews } from "./registry/view.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 
@@ -29,6 +29,11 @@ export interface Proxy {
   start(): Promise<void>;
   /** Refuse new calls; give running ones `graceMs`, then cancel them. */
   drain(graceMs: number): Promise<void>;
+  /**
+   * Apply a new, already validated config: servers started, restarted or stopped by spec, and
+   * profiles, callers and auth swapped at once. Resolves when new servers are discovered.
+   */
+  reload(next: Config): Promise<void>;
   /** Stop health checks, close every upstream session and process. Idempotent. */
   close(): Promise<void>;
   /** Last resort when exit cannot wait: SIGKILL every upstream process group now. */
@@ -50,8 +55,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const executor = new Executor(registry, { logger, compression: config.compression.results });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
-  const search = new CatalogSearch(registry);
-  const context: ProxyContext = { config, logger, registry, executor, schemas, search };
+  const views = new CatalogViews(registry, config);
+  const context: ProxyContext = { config, logger, registry, executor, schemas, views };
   let closing: Promise<void> | undefined;
   return {
     context,
@@ -60,6 +65,20 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       monitor.start();
     },
     drain: (graceMs) => executor.drain(graceMs),
+    reload: async (next) => {
+      logger.addSecrets(next.secrets);
+      if (JSON.stringify(next.compression) !== JSON.stringify(context.config.compression)) {
+        logger.warn("config reload: compression settings take effect when mcpx restarts");
+      }
+      // Synchronous up to the registry's first await: servers, config (auth) and profiles swap
+      // in one tick, so no request sees a mix of old and new.
+      const discovered = registry.reconcile(next);
+      context.config = next;
+      views.configure(next);
+      await discovered;
+      // Added servers get health checks; removed ones lose theirs.
+      monitor.sync();
+    },
     close: () => {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.

@@ -4,8 +4,12 @@ import type { z } from "zod";
 import { ProxyError } from "../errors.js";
 import { expandVars, MissingVariableError } from "./expand.js";
 import {
+  AUTH_KEYS,
   FOREIGN_SERVER_KEYS,
   NESTED_KEYS,
+  PROFILE_KEYS,
+  PROFILE_TOOLS_KEYS,
+  profileSchema,
   SERVER_KEYS,
   SERVER_NAME,
   SERVER_TYPES,
@@ -48,6 +52,26 @@ export interface ServerConfig {
   session: SessionSettings;
 }
 
+/** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
+export interface Profile {
+  name: string;
+  /** Server names and `*` patterns. */
+  servers: string[];
+  /** `server.tool` patterns with `*`; no `allow` means every tool of the profile's servers. */
+  tools: { allow?: string[]; deny: string[] };
+  /** Only tools annotated `readOnlyHint: true`. */
+  readOnly: boolean;
+}
+
+/** Bearer tokens accepted over HTTP, each fixing its caller. */
+export interface AuthConfig {
+  /** token → caller. Tokens are secrets: they are in `Config.secrets` too. */
+  tokens: ReadonlyMap<string, string>;
+}
+
+/** The profile every unknown caller gets, and the only one when the config declares none. */
+export const DEFAULT_PROFILE = "default";
+
 export type ResultCompression = "auto" | "toon" | "json" | "off";
 export type SchemaCompression = "typescript" | "json";
 
@@ -78,8 +102,14 @@ export interface Config {
   shutdownGraceMs: number;
   /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
   warnings: string[];
-  /** Values that must never be logged: env values, header values. */
+  /** Values that must never be logged: env values, header values, auth tokens. */
   secrets: string[];
+  /** Profiles by name; always holds `default`. */
+  profiles: Record<string, Profile>;
+  /** caller → profile name. Callers not listed get `default`. */
+  callers: Record<string, string>;
+  /** Present when HTTP clients must present a bearer token. */
+  auth?: AuthConfig;
 }
 
 export const DEFAULTS = {
@@ -303,6 +333,8 @@ export function parseConfig(
     });
   }
 
+  const access = parseAccess(s, Object.keys(s.mcpServers), env, problems, warnings, secrets);
+
   if (problems.length > 0) throw new ConfigError(file, problems);
   if (servers.length === 0) {
     throw new ConfigError(file, [
@@ -334,7 +366,160 @@ export function parseConfig(
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
     warnings,
     secrets: [...new Set(secrets)],
+    ...access,
   };
+}
+
+/**
+ * `profiles`, `callers` and `auth`: each profile strict, every name it uses cross-checked against
+ * `mcpServers` (disabled servers count as known, so disabling one does not break its profiles).
+ */
+function parseAccess(
+  s: { profiles?: Record<string, unknown>; callers?: Record<string, string>; auth?: unknown },
+  serverNames: string[],
+  env: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+  warnings: string[],
+  secrets: string[],
+): Pick<Config, "profiles" | "callers" | "auth"> {
+  const profiles: Record<string, Profile> = {};
+  const knownServer = (at: string, name: string): boolean => {
+    if (name.includes("*") || serverNames.includes(name)) return true;
+    const guess = suggest(name, serverNames);
+    problems.push(
+      `${at}: no server "${name}" in mcpServers.${guess ? ` Did you mean "${guess}"?` : ""} Use a name from mcpServers (${serverNames.join(", ")}) or a pattern with "*".`,
+    );
+    return false;
+  };
+
+  if (s.profiles === undefined) {
+    profiles[DEFAULT_PROFILE] = {
+      name: DEFAULT_PROFILE,
+      servers: ["*"],
+      tools: { deny: [] },
+      readOnly: false,
+    };
+  } else {
+    for (const [name, entry] of Object.entries(s.profiles)) {
+      const at = `profiles.${name}`;
+      if (!isObject(entry)) {
+        problems.push(`${at}: must be an object like { "servers": ["*"] }.`);
+        continue;
+      }
+      const ours: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(entry)) {
+        if (PROFILE_KEYS.includes(key)) ours[key] = value;
+        else problems.push(unknownKey(`${at}.${key}`, key, PROFILE_KEYS));
+      }
+      if (isObject(ours.tools)) {
+        const tools: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries(ours.tools)) {
+          if (PROFILE_TOOLS_KEYS.includes(key)) tools[key] = value;
+          else problems.push(unknownKey(`${at}.tools.${key}`, key, PROFILE_TOOLS_KEYS));
+        }
+        ours.tools = tools;
+      }
+      const parsed = profileSchema.safeParse(ours);
+      if (!parsed.success) {
+        problems.push(...parsed.error.issues.map((i) => zodProblem(i, ["profiles", name])));
+        continue;
+      }
+      const p = parsed.data;
+      p.servers.forEach((server, i) => knownServer(`${at}.servers[${i}]`, server));
+      for (const list of ["allow", "deny"] as const) {
+        (p.tools?.[list] ?? []).forEach((ref, i) => {
+          const refAt = `${at}.tools.${list}[${i}]`;
+          const dot = ref.indexOf(".");
+          if (dot <= 0 && !ref.includes("*")) {
+            problems.push(
+              `${refAt}: "${ref}" is not a tool ref. Write "server.tool"; "*" matches any characters, e.g. "*.${ref}" or "${ref}.*".`,
+            );
+          } else if (dot > 0) {
+            knownServer(refAt, ref.slice(0, dot));
+          }
+        });
+      }
+      profiles[name] = {
+        name,
+        servers: p.servers,
+        tools: { ...(p.tools?.allow && { allow: p.tools.allow }), deny: p.tools?.deny ?? [] },
+        readOnly: p.readOnly ?? false,
+      };
+    }
+    if (!(DEFAULT_PROFILE in s.profiles)) {
+      problems.push(
+        `profiles.${DEFAULT_PROFILE}: missing. Unknown callers get this profile: add "${DEFAULT_PROFILE}": { "servers": ["*"] }, or { "servers": [] } to show them nothing.`,
+      );
+    }
+  }
+
+  const callers: Record<string, string> = {};
+  const profileNames = Object.keys(s.profiles ?? profiles);
+  for (const [caller, profile] of Object.entries(s.callers ?? {})) {
+    if (!profileNames.includes(profile)) {
+      const guess = suggest(profile, profileNames);
+      problems.push(
+        `callers.${caller}: no profile "${profile}".${guess ? ` Did you mean "${guess}"?` : ""} Profiles: ${profileNames.join(", ")}.`,
+      );
+      continue;
+    }
+    callers[caller] = profile;
+  }
+
+  if (s.auth === undefined) return { profiles, callers };
+  if (!isObject(s.auth)) {
+    problems.push('auth: must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } }.');
+    return { profiles, callers };
+  }
+  const authRaw: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(s.auth)) {
+    if (AUTH_KEYS.includes(key)) authRaw[key] = value;
+    else problems.push(unknownKey(`auth.${key}`, key, AUTH_KEYS));
+  }
+  if (!isObject(authRaw.tokens)) {
+    problems.push(
+      'auth.tokens: must be an object of token → caller, e.g. { "${MCPX_TOKEN_CI}": "ci-bot" }.',
+    );
+    return { profiles, callers };
+  }
+  const tokens = new Map<string, string>();
+  // Entries are named by position, never by key: a key may be a literal token.
+  Object.entries(authRaw.tokens).forEach(([raw, caller], i) => {
+    const at = `auth.tokens[${i}]`;
+    if (typeof caller !== "string" || caller === "") {
+      problems.push(`${at}: the value must be the caller name this token identifies.`);
+      return;
+    }
+    let token: string;
+    try {
+      token = expandVars(raw, env);
+    } catch (err) {
+      if (!(err instanceof MissingVariableError)) throw err;
+      problems.push(
+        `${at}: environment variable ${err.variable} is not set. Set it to the token clients will send.`,
+      );
+      return;
+    }
+    if (token.trim() === "") {
+      problems.push(`${at}: the token is empty. Use a long random value, e.g. "\${MCPX_TOKEN}".`);
+      return;
+    }
+    secrets.push(token);
+    const other = tokens.get(token);
+    if (other !== undefined && other !== caller) {
+      problems.push(
+        `${at}: the same token also maps to caller "${other}". Give each caller its own token.`,
+      );
+      return;
+    }
+    if (s.profiles !== undefined && !(caller in callers) && caller !== DEFAULT_PROFILE) {
+      warnings.push(
+        `${at}: caller "${caller}" is not listed in "callers"; it gets the "${DEFAULT_PROFILE}" profile.`,
+      );
+    }
+    tokens.set(token, caller);
+  });
+  return { profiles, callers, auth: { tokens } };
 }
 
 function parseUrl(text: string): URL | undefined {

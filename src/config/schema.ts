@@ -119,6 +119,26 @@ export const logSchema = z.strictObject({
   maxFiles: z.number().int().min(1).max(100).optional(),
 });
 
+/** `tools` of a profile: `server.tool` refs with `*` wildcards; deny wins over allow. */
+export const profileToolsSchema = z.strictObject({
+  allow: z.array(z.string().min(1)).optional(),
+  deny: z.array(z.string().min(1)).optional(),
+});
+
+/** What one profile may see and call. */
+export const profileSchema = z.strictObject({
+  /** Server names, or patterns with `*` (`["*"]` is every server). */
+  servers: z.array(z.string().min(1)),
+  tools: profileToolsSchema.optional(),
+  /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
+  readOnly: z.boolean().optional(),
+});
+
+export const authSchema = z.strictObject({
+  /** Bearer token (or `${VAR}`) → the caller it identifies. */
+  tokens: z.record(z.string(), z.string().min(1)),
+});
+
 /** Top-level mcpx settings (mcpServers is validated entry by entry). */
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -133,6 +153,10 @@ export const settingsSchema = z.strictObject({
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
   shutdownGrace: timeoutMs.optional(),
+  /** Profiles and callers are validated in access.ts, key by key, with suggestions. */
+  profiles: z.record(z.string(), z.unknown()).optional(),
+  callers: z.record(z.string(), z.string().min(1)).optional(),
+  auth: z.unknown().optional(),
 });
 
 export const TOP_KEYS = Object.keys(settingsSchema.shape);
@@ -143,3 +167,6 @@ export const NESTED_KEYS: Readonly<Record<string, string[]>> = {
   health: Object.keys(healthSchema.shape),
   log: Object.keys(logSchema.shape),
 };
+export const PROFILE_KEYS = Object.keys(profileSchema.shape);
+export const PROFILE_TOOLS_KEYS = Object.keys(profileToolsSchema.shape);
+export const AUTH_KEYS = Object.keys(authSchema.shape);

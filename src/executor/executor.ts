@@ -8,6 +8,7 @@ import type { LogMessage, Progress } from "../registry/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
+import type { CatalogSource } from "../registry/view.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
 import { ArgumentValidator } from "./validate.js";
 
@@ -15,6 +16,11 @@ import { ArgumentValidator } from "./validate.js";
 export interface CallContext {
   /** The caller (client) the call is made for; picks the session under the "caller" policy. */
   caller?: string;
+  /**
+   * What the caller may see (its profile's view). Anything outside it is answered exactly like
+   * a tool or server that does not exist. Default: the whole registry.
+   */
+  view?: CatalogSource;
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
   /** Upstream log messages (notifications/message) sent while the call runs. */
@@ -25,6 +31,12 @@ export interface ExecutorOptions {
   logger: Logger;
   compression: ResultCompression;
 }
+
+/**
+ * How a call ended, as logged: ok; isError (the upstream answered with an error result);
+ * refused (unknown or hidden tool, bad arguments; the upstream was not touched); busy; failed.
+ */
+export type CallOutcome = "ok" | "isError" | "refused" | "busy" | "failed" | "cancelled";
 
 /** JSON-RPC codes the SDK uses for its own client-side failures. */
 const SDK_REQUEST_TIMEOUT = -32001;
@@ -51,9 +63,25 @@ export class Executor {
     this.log = options.logger;
   }
 
+  /** One call, logged at info with its caller, tool ref, duration and outcome (never arguments). */
   async call(ref: string, rawArgs: unknown, ctx: CallContext = {}): Promise<ToolResult> {
     if (!this.accepting) return textResult(SHUTTING_DOWN, true);
-    return this.track(ctx, (signal) => this.run(ref, rawArgs, { ...ctx, signal }));
+    const started = performance.now();
+    const { result, outcome, error } = await this.track(ctx, (signal) =>
+      this.run(ref, rawArgs, { ...ctx, signal }),
+    );
+    const parsed = parseToolRef(ref);
+    this.log.info(
+      `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${(performance.now() - started).toFixed(1)} ms`,
+      {
+        caller: ctx.caller ?? "default",
+        server: parsed?.server ?? null,
+        tool: parsed?.tool ?? ref,
+        outcome,
+        ...(error !== undefined && { error }),
+      },
+    );
+    return result;
   }
 
   /**
@@ -94,28 +122,33 @@ export class Executor {
     }
   }
 
-  private async run(ref: string, rawArgs: unknown, ctx: CallContext): Promise<ToolResult> {
-    const resolved = this.resolve(ref);
-    if ("error" in resolved) return textResult(resolved.error, true);
+  private async run(
+    ref: string,
+    rawArgs: unknown,
+    ctx: CallContext,
+  ): Promise<{ result: ToolResult; outcome: CallOutcome; error?: string }> {
+    const refused = (text: string) => ({
+      result: textResult(text, true),
+      outcome: "refused" as const,
+    });
+    const resolved = this.resolve(ref, ctx.view ?? this.registry);
+    if ("error" in resolved) return refused(resolved.error);
     const { server, tool } = resolved;
 
     const args = parseArguments(rawArgs);
     if ("error" in args)
-      return textResult(
+      return refused(
         `${args.error}\nSignature: ${server.name}.${signature(tool.name, tool.inputSchema)}`,
-        true,
       );
     const check = this.validator.validate(tool.inputSchema, args.value);
     if (!check.ok) {
-      return textResult(
+      return refused(
         `Invalid arguments for ${server.name}.${tool.name}:\n${check.problems.map((p) => `- ${p}`).join("\n")}\n` +
           `Signature: ${server.name}.${signature(tool.name, tool.inputSchema)}\n` +
           `Fix the arguments and call again; describe("${server.name}.${tool.name}") shows the full schema.`,
-        true,
       );
     }
 
-    const started = performance.now();
     const timeoutMs = server.config.timeoutMs;
     let lease: Lease;
     try {
@@ -126,16 +159,23 @@ export class Executor {
       });
     } catch (err) {
       if (err instanceof ProxyError && err.code === "UPSTREAM_BUSY") {
-        return textResult(
-          `Server "${server.name}" is busy: ${err.message}. The call was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
-          true,
-        );
+        return {
+          result: textResult(
+            `Server "${server.name}" is busy: ${err.message}. The call was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
+            true,
+          ),
+          outcome: "busy",
+        };
       }
-      return textResult(
-        `Server "${server.name}" could not be started for this call: ${errorMessage(err)}. ` +
-          `Other servers are unaffected; try again later or use describe() to see server status.`,
-        true,
-      );
+      return {
+        result: textResult(
+          `Server "${server.name}" could not be started for this call: ${errorMessage(err)}. ` +
+            `Other servers are unaffected; try again later or use describe() to see server status.`,
+          true,
+        ),
+        outcome: "failed",
+        error: errorMessage(err),
+      };
     }
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
     try {
@@ -144,20 +184,26 @@ export class Executor {
         ...(ctx.signal && { signal: ctx.signal }),
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
       });
-      this.log.debug(
-        `call ${server.name}.${tool.name} ok in ${(performance.now() - started).toFixed(1)} ms`,
-      );
-      return compressResult(result, this.options.compression);
+      return {
+        result: compressResult(result, this.options.compression),
+        outcome: result.isError === true ? "isError" : "ok",
+      };
     } catch (err) {
-      this.log.info(`call ${server.name}.${tool.name} failed: ${errorMessage(err)}`);
       if (ctx.signal?.aborted) {
         const why =
           ctx.signal.reason instanceof Error
             ? ctx.signal.reason.message
             : "cancelled by the client";
-        return textResult(`Call to ${server.name}.${tool.name} cancelled: ${why}.`, true);
+        return {
+          result: textResult(`Call to ${server.name}.${tool.name} cancelled: ${why}.`, true),
+          outcome: "cancelled",
+        };
       }
-      return textResult(upstreamFailure(server.name, tool.name, err, timeoutMs), true);
+      return {
+        result: textResult(upstreamFailure(server.name, tool.name, err, timeoutMs), true),
+        outcome: "failed",
+        error: errorMessage(err),
+      };
     } finally {
       stopLogs?.();
       lease.release();
@@ -179,7 +225,7 @@ export class Executor {
     serverName: string | undefined,
     ctx: CallContext,
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
-    const found = this.resourceServer(uri, serverName);
+    const found = this.resourceServer(uri, serverName, ctx.view ?? this.registry);
     if ("error" in found) return found;
     const target = found.server;
     let lease: Lease;
@@ -213,8 +259,12 @@ export class Executor {
     return pool;
   }
 
-  private resolve(ref: string): { server: ServerState; tool: ToolDef } | { error: string } {
-    const servers = this.registry.servers();
+  /** Resolve against what the caller may see only: hidden names get no hint that they exist. */
+  private resolve(
+    ref: string,
+    catalog: CatalogSource,
+  ): { server: ServerState; tool: ToolDef } | { error: string } {
+    const servers = catalog.servers();
     const parsed = parseToolRef(ref);
     if (!parsed) {
       const asTool = servers.flatMap((s) =>
@@ -224,7 +274,7 @@ export class Executor {
         error: `"${ref}" is not a tool ref: use "server.tool"${asTool.length > 0 ? `, e.g. "${asTool.join('" or "')}"` : ""}. describe() lists every tool.`,
       };
     }
-    const server = this.registry.server(parsed.server);
+    const server = catalog.server(parsed.server);
     if (!server) {
       const guesses = nearest(
         parsed.server,
@@ -267,20 +317,21 @@ export class Executor {
 
   private resourceServer(
     uri: string,
-    serverName?: string,
+    serverName: string | undefined,
+    catalog: CatalogSource,
   ): { server: ServerState } | { error: string } {
     if (serverName !== undefined) {
-      const server = this.registry.server(serverName);
+      const server = catalog.server(serverName);
       if (!server)
         return {
-          error: `Unknown server "${serverName}". Servers: ${this.registry
+          error: `Unknown server "${serverName}". Servers: ${catalog
             .servers()
             .map((s) => s.name)
             .join(", ")}.`,
         };
       return { server };
     }
-    const servers = this.registry.servers();
+    const servers = catalog.servers();
     let owners = servers.filter((s) => s.resources.some((r) => r.uri === uri));
     if (owners.length === 0)
       owners = servers.filter((s) =>

@@ -62,7 +62,20 @@ export class HealthMonitor {
 
   /** Schedule checks for every group: pings for live ones, reconnects for down ones. */
   start(): void {
-    for (const { key } of this.target.groups()) {
+    this.sync();
+  }
+
+  /** Follow the registry after a reload: watch new groups, forget removed ones. */
+  sync(): void {
+    if (this.stopped) return;
+    const keys = new Set(this.target.groups().map((g) => g.key));
+    for (const [key, state] of this.groups) {
+      if (keys.has(key)) continue;
+      this.clock.clearTimeout(state.timer);
+      this.groups.delete(key);
+    }
+    for (const key of keys) {
+      if (this.groups.has(key)) continue;
       const state: GroupState = { failures: 0, attempts: 0, running: false };
       this.groups.set(key, state);
       if (this.target.statusOf(key) === "down") this.scheduleRetry(key, state);
@@ -99,7 +112,7 @@ export class HealthMonitor {
   }
 
   private async check(key: string, state: GroupState): Promise<void> {
-    if (this.stopped || state.running) return;
+    if (this.stopped || state.running || this.groups.get(key) !== state) return;
     state.running = true;
     try {
       const latencyMs = await this.target.ping(key, this.settings.timeoutMs);
@@ -135,7 +148,7 @@ export class HealthMonitor {
   }
 
   private async reconnect(key: string, state: GroupState): Promise<void> {
-    if (this.stopped || state.running) return;
+    if (this.stopped || state.running || this.groups.get(key) !== state) return;
     state.running = true;
     try {
       await this.target.rediscover(key);

@@ -85,45 +85,93 @@ export class Registry {
   private closed = false;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly factoryFor: (server: ServerConfig) => ClientFactory;
 
   constructor(
-    private readonly config: Config,
+    private config: Config,
     options: RegistryOptions,
   ) {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
-    const factoryFor =
+    this.factoryFor =
       options.factoryFor ??
       ((s: ServerConfig) =>
         createClientFactory(s, {
           logger: this.log,
-          connectTimeoutMs: config.discoveryTimeoutMs,
+          connectTimeoutMs: this.config.discoveryTimeoutMs,
           stderr: this.ringFor(fingerprint(s)),
           ...(options.tracker && { tracker: options.tracker }),
         }));
-    for (const server of config.servers) {
-      this.states.set(server.name, {
-        name: server.name,
-        config: server,
-        status: "starting",
-        health: { consecutiveFailures: 0 },
-        tools: [],
-        resources: [],
-        resourceTemplates: [],
-        prompts: [],
-      });
+    for (const server of config.servers) this.add(server);
+  }
+
+  /** A new server: state "starting", and a pool unless an identical spec already has one. */
+  private add(server: ServerConfig): void {
+    this.states.set(server.name, {
+      name: server.name,
+      config: server,
+      status: "starting",
+      health: { consecutiveFailures: 0 },
+      tools: [],
+      resources: [],
+      resourceTemplates: [],
+      prompts: [],
+    });
+    const print = fingerprint(server);
+    this.prints.set(server.name, print);
+    if (!this.pools.has(print)) {
+      this.pools.set(
+        print,
+        new SessionPool(this.factoryFor(server), {
+          ...server.session,
+          logger: this.log.child(server.name),
+          onSession: (session) => this.watch(print, session),
+        }),
+      );
+    }
+  }
+
+  /**
+   * Apply a reloaded config. The swap of servers is synchronous (a request sees the old set or
+   * the new one); the promise covers closing pools no server uses any more and discovering new
+   * and changed servers (each announced through onChange when ready). Servers whose spec is
+   * unchanged keep their sessions and catalog and only take their new settings.
+   */
+  async reconcile(next: Config): Promise<void> {
+    if (this.closed) return;
+    const before = new Map(this.states);
+    const printsBefore = new Map(this.prints);
+    this.config = next;
+    this.states.clear();
+    this.prints.clear();
+    const fresh: string[] = [];
+    for (const server of next.servers) {
       const print = fingerprint(server);
-      this.prints.set(server.name, print);
-      if (!this.pools.has(print)) {
-        this.pools.set(
-          print,
-          new SessionPool(factoryFor(server), {
-            ...server.session,
-            logger: this.log.child(server.name),
-            onSession: (session) => this.watch(print, session),
-          }),
-        );
+      const old = before.get(server.name);
+      if (old && printsBefore.get(server.name) === print) {
+        this.states.set(server.name, { ...old, config: server });
+        this.prints.set(server.name, print);
+      } else {
+        this.add(server);
+        fresh.push(server.name);
       }
+    }
+    const used = new Set(this.prints.values());
+    const stale = [...this.pools].filter(([print]) => !used.has(print));
+    for (const [print] of stale) this.pools.delete(print);
+    const removed = [...before.keys()].filter((name) => !this.states.has(name));
+    if (fresh.length + removed.length > 0) {
+      this.log.info(
+        `config reload: ${fresh.length > 0 ? `starting ${fresh.join(", ")}` : ""}${fresh.length > 0 && removed.length > 0 ? "; " : ""}${removed.length > 0 ? `stopping ${removed.join(", ")}` : ""}`,
+      );
+    }
+    await Promise.all([
+      // Ends the sessions and processes of removed and changed servers.
+      ...stale.map(([, pool]) => pool.close()),
+      ...fresh.map((name) => this.discover(name)),
+    ]);
+    for (const name of fresh) {
+      if (this.states.get(name)?.status === "ready") this.pool(name)?.warm();
     }
   }
 

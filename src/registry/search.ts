@@ -145,25 +145,3 @@ export class ToolIndex {
       .map((r) => ({ server: r.server as string, tool: r.tool as string, score: r.score }));
   }
 }
-
-/** Minimal view of the registry the search cache needs. */
-interface CatalogSource {
-  servers(): readonly ServerState[];
-  onChange(listener: (server: string) => void): () => void;
-}
-
-/** A ToolIndex kept in step with the registry: rebuilt lazily after any catalog change. */
-export class CatalogSearch {
-  private index: ToolIndex | undefined;
-
-  constructor(private readonly registry: CatalogSource) {
-    registry.onChange(() => {
-      this.index = undefined;
-    });
-  }
-
-  search(query: string, limit?: number): SearchHit[] {
-    this.index ??= new ToolIndex(this.registry.servers().filter((s) => s.status === "ready"));
-    return this.index.search(query, limit);
-  }
-}

@@ -4,21 +4,27 @@ import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
 import type { LogMessage } from "../registry/connection.js";
 import type { Registry } from "../registry/registry.js";
-import type { CatalogSearch } from "../registry/search.js";
+import type { CatalogView, CatalogViews } from "../registry/view.js";
 import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
 
 /** Everything a meta-tool may use. Built once per proxy in createProxy(). */
 export interface ProxyContext {
+  /** The config in force; replaced as a whole when a valid edit is reloaded. */
   config: Config;
   logger: Logger;
   registry: Registry;
   executor: Executor;
   schemas: SchemaCompiler;
-  search: CatalogSearch;
+  /** The catalog per profile; meta-tools read the request's view, never the registry. */
+  views: CatalogViews;
 }
 
 /** Per-request inputs from the downstream client. */
 export interface RequestContext {
+  /** Who is asking, resolved for this request (see mcp-server.ts for the order). */
+  caller: string;
+  /** What the caller's profile shows: the only catalog a meta-tool may answer from. */
+  view: CatalogView;
   signal: AbortSignal;
   /** Forward an upstream log message to the client (filtered by the level it set). */
   sendLog?: (message: LogMessage) => void;
@@ -29,8 +35,8 @@ export interface RequestContext {
 /** A meta-tool: its definition as data plus a handler. One file each in src/server/tools/. */
 export interface MetaTool {
   name: string;
-  /** Descriptions may depend on the catalog (describe carries it). */
-  description(ctx: ProxyContext): string;
+  /** Descriptions may depend on the caller's catalog (describe carries it). */
+  description(view: CatalogView): string;
   inputSchema: JsonSchema;
   annotations?: ToolAnnotations;
   handle(

@@ -1,19 +1,24 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { localhostHostValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
+import { hostname, networkInterfaces } from "node:os";
+import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import express, { type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { AuthConfig, Config } from "../config/load.js";
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import type { ProxyContext } from "./context.js";
-import { createMcpServer, type DownstreamServer } from "./mcp-server.js";
+import { authInfoFor, cleanCaller, createMcpServer, type DownstreamServer } from "./mcp-server.js";
 
 export interface HttpOptions {
   host: string;
   port: number;
+  /** More hostnames accepted in Host and Origin, e.g. the name of a load balancer in front. */
+  allowedHosts?: string[];
 }
 
 export interface HttpHandle {
@@ -28,37 +33,190 @@ export interface HttpHandle {
 interface Session {
   transport: StreamableHTTPServerTransport;
   downstream: DownstreamServer;
+  /** The caller whose token opened the session (auth configured): no other token may use it. */
+  owner?: string;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** Whether binding `host` keeps mcpx on this machine. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Whether a bind is allowed: beyond loopback, only with auth or an explicit opt-out. Returns the
+ * problem to refuse with, or the warning to shout; nothing for a safe bind.
+ */
+export function exposure(
+  host: string,
+  config: Pick<Config, "auth">,
+  allowUnauthenticated: boolean,
+): { error: string } | { warning: string } | undefined {
+  if (isLoopback(host) || config.auth) return undefined;
+  if (!allowUnauthenticated) {
+    return {
+      error: `--host ${host} makes mcpx reachable from other machines, but the config has no "auth". Add "auth": { "tokens": { "\${MCPX_TOKEN}": "caller-name" } }, bind 127.0.0.1, or pass --allow-unauthenticated to let anyone who can reach ${host} use every upstream.`,
+    };
+  }
+  return {
+    warning: `SERVING WITHOUT AUTHENTICATION ON ${host}: anyone who can reach this address can call every upstream tool of the default profile. Configure "auth" to stop this.`,
+  };
+}
+
+/** Hostnames (as URL.hostname writes them) a request may name in its Host or Origin header. */
+export function allowedHostnames(bind: string, extra: readonly string[] = []): string[] {
+  const names = new Set(["localhost", "127.0.0.1", "[::1]", ...extra]);
+  const add = (h: string) => names.add(h.includes(":") && !h.startsWith("[") ? `[${h}]` : h);
+  if (!isLoopback(bind)) {
+    names.add(hostname());
+    if (WILDCARD.has(bind)) {
+      add(bind);
+      for (const addrs of Object.values(networkInterfaces()))
+        for (const a of addrs ?? []) add(a.address);
+    } else {
+      add(bind);
+    }
+  }
+  return [...names];
+}
+
+/** Refuse requests from a browser page of another origin (403), as MCP's security guidance asks. */
+function originValidation(allowed: readonly string[]) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const origin = req.header("origin");
+    if (origin === undefined) return next();
+    let host: string | undefined;
+    try {
+      host = new URL(origin).hostname;
+    } catch {
+      // "null" and other opaque origins: not ours.
+    }
+    if (host !== undefined && allowed.includes(host)) return next();
+    jsonRpcError(res, 403, -32000, `Forbidden: origin ${origin} may not use this server.`);
+  };
+}
+
+/**
+ * Bearer tokens as sha256 digests: comparing equal-length digests with timingSafeEqual, against
+ * every token without stopping at a match, leaks neither a token's bytes nor which one matched.
+ */
+class TokenTable {
+  private readonly digests = new WeakMap<AuthConfig, { digest: Buffer; caller: string }[]>();
+
+  callerOf(auth: AuthConfig, token: string): string | undefined {
+    let table = this.digests.get(auth);
+    if (!table) {
+      table = [...auth.tokens].map(([t, caller]) => ({ digest: sha256(t), caller }));
+      this.digests.set(auth, table);
+    }
+    const presented = sha256(token);
+    let found: string | undefined;
+    for (const entry of table) {
+      if (timingSafeEqual(entry.digest, presented)) found ??= entry.caller;
+    }
+    return found;
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
 /** Tool arguments can carry whole files (filesystem write_file): allow more than express's 100 kB. */
 const BODY_LIMIT = "32mb";
+
+/** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
+const ROUTES = ["/mcp", "/mcp/:caller"];
 
 /**
  * Serve streamable HTTP at /mcp: POST for requests, GET for the server-to-client stream (Claude
  * Code opens it; a 405 breaks it), DELETE to end a session. One SDK server per session.
+ *
+ * Every request is checked in this order: Host (DNS rebinding), Origin, bearer token (when the
+ * config has `auth`). Then its caller is resolved, per request: the token's caller, else the
+ * `/mcp/<caller>` path, else `X-MCPX-Caller`; mcp-server.ts falls back to clientInfo.name.
+ * Nothing about a request is forwarded upstream: upstream sessions carry only their config.
  */
 export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promise<HttpHandle> {
   const log = ctx.logger;
   const sessions = new Map<string, Session>();
+  const tokens = new TokenTable();
   const app = express();
-  // DNS-rebinding protection: a page on another site must not reach a loopback proxy by name.
-  if (LOOPBACK.has(options.host)) app.use(localhostHostValidation());
+  app.disable("x-powered-by");
+  const allowed = allowedHostnames(options.host, options.allowedHosts);
+  // DNS-rebinding protection: a page on another site must not reach the proxy by a name of its own.
+  app.use(hostHeaderValidation(allowed));
+  app.use(originValidation(allowed));
   app.use(express.json({ limit: BODY_LIMIT }));
 
-  // 200 whenever mcpx serves; the body says how each upstream is doing.
-  app.get("/healthz", (_req: Request, res: Response) => {
-    res.json(healthReport(ctx.registry, (t) => ctx.logger.redact(t)));
+  // 200 whenever mcpx serves; the body says how each upstream is doing. With auth configured,
+  // the per-server detail (names, errors) is for token holders only; a load balancer's
+  // unauthenticated probe still gets the overall status.
+  app.get("/healthz", (req: Request, res: Response) => {
+    const report = healthReport(ctx.registry, (t) => ctx.logger.redact(t));
+    const auth = ctx.config.auth;
+    if (auth) {
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(req.header("authorization") ?? "");
+      if (m?.[1] === undefined || tokens.callerOf(auth, m[1]) === undefined) {
+        res.json({ status: report.status });
+        return;
+      }
+    }
+    res.json(report);
   });
 
-  const existing = (req: Request): Session | undefined => {
-    const id = req.header("mcp-session-id");
-    return id === undefined ? undefined : sessions.get(id);
+  /** Authenticate and name the caller; false when a 401 went out. */
+  const identify = (req: Request, res: Response): { caller?: string; pinned: boolean } | false => {
+    // Read per request: a reload that adds, changes or removes tokens applies at once.
+    const auth = ctx.config.auth;
+    let caller: string | undefined;
+    if (auth) {
+      const header = req.header("authorization") ?? "";
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+      caller = m?.[1] === undefined ? undefined : tokens.callerOf(auth, m[1]);
+      if (caller === undefined) {
+        res.setHeader(
+          "WWW-Authenticate",
+          m ? 'Bearer realm="mcpx", error="invalid_token"' : 'Bearer realm="mcpx"',
+        );
+        jsonRpcError(
+          res,
+          401,
+          -32000,
+          m
+            ? "Unauthorized: the bearer token is not valid."
+            : "Unauthorized: send Authorization: Bearer <token>.",
+        );
+        return false;
+      }
+    }
+    const fromPath = req.params.caller;
+    caller ??=
+      cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
+      cleanCaller(req.header("x-mcpx-caller"));
+    // The SDK hands req.auth to request handlers as extra.authInfo.
+    (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller);
+    return { ...(caller !== undefined && { caller }), pinned: auth !== undefined };
   };
 
-  app.post("/mcp", async (req: Request, res: Response) => {
+  const existing = (
+    req: Request,
+    who: { caller?: string; pinned: boolean },
+  ): Session | undefined => {
+    const id = req.header("mcp-session-id");
+    const session = id === undefined ? undefined : sessions.get(id);
+    // A session opened with one token is invisible to every other token.
+    if (session?.owner !== undefined && who.pinned && session.owner !== who.caller)
+      return undefined;
+    return session;
+  };
+
+  app.post(ROUTES, async (req: Request, res: Response) => {
     try {
-      let session = existing(req);
+      const who = identify(req, res);
+      if (!who) return;
+      let session = existing(req, who);
       if (!session) {
         if (req.header("mcp-session-id") !== undefined) {
           jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
@@ -77,7 +235,11 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
         const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
           onsessioninitialized: (id) => {
-            sessions.set(id, { transport, downstream });
+            sessions.set(id, {
+              transport,
+              downstream,
+              ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
+            });
           },
         });
         transport.onclose = () => {
@@ -97,7 +259,9 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   });
 
   const sessionRequest = async (req: Request, res: Response) => {
-    const session = existing(req);
+    const who = identify(req, res);
+    if (!who) return;
+    const session = existing(req, who);
     if (!session) {
       jsonRpcError(
         res,
@@ -114,8 +278,8 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
     }
   };
-  app.get("/mcp", sessionRequest);
-  app.delete("/mcp", sessionRequest);
+  app.get(ROUTES, sessionRequest);
+  app.delete(ROUTES, sessionRequest);
 
   const { server, port, portChanged } = await listen(app, options);
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/mcp`;

@@ -2,6 +2,7 @@
  * The downstream MCP server: exactly three tools, answered from the proxy context. One SDK
  * `Server` per downstream session (stdio has one, HTTP one per session id).
  */
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -13,6 +14,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors.js";
+import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
 import type { MetaTool, ProxyContext, RequestContext } from "./context.js";
 import { callTool } from "./tools/call.js";
@@ -39,17 +41,44 @@ export interface DownstreamServer {
   close(): Promise<void>;
 }
 
-/** The tools/list answer: the API form of the three meta-tools. */
-export function listMetaTools(ctx: ProxyContext): Tool[] {
+/** The caller the default profile serves when nothing names one. */
+export const DEFAULT_CALLER = "default";
+
+/** The tools/list answer for one caller's view: the API form of the three meta-tools. */
+export function listMetaTools(view: CatalogView): Tool[] {
   return META_TOOLS.map((t) => ({
     name: t.name,
-    description: t.description(ctx),
+    description: t.description(view),
     inputSchema: t.inputSchema as Tool["inputSchema"],
     ...(t.annotations && { annotations: t.annotations }),
   }));
 }
 
-export function createMcpServer(ctx: ProxyContext): DownstreamServer {
+export interface DownstreamOptions {
+  /** A caller fixed by the transport (stdio `--caller`); wins over everything else. */
+  caller?: string;
+}
+
+/**
+ * The caller an HTTP request was identified as before it reached the SDK (bearer token, then
+ * `/mcp/<caller>`, then `X-MCPX-Caller`), carried in the SDK's per-request `authInfo`.
+ */
+export function authInfoFor(caller: string | undefined): AuthInfo {
+  // The client's token is deliberately not kept here: nothing downstream of auth needs it.
+  return { token: "", clientId: caller ?? "", scopes: [], extra: { caller } };
+}
+
+/** A caller name fit to key profiles and logs: no control characters, a sane length. */
+export function cleanCaller(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  // eslint-disable-next-line no-control-regex
+  return v && v.length <= 200 && !/[\u0000-\u001f\u007f]/.test(v) ? v : undefined;
+}
+
+export function createMcpServer(
+  ctx: ProxyContext,
+  options: DownstreamOptions = {},
+): DownstreamServer {
   const server = new Server(
     { name: "mcpx", version: VERSION },
     { capabilities: { tools: { listChanged: true }, logging: {} } },
@@ -62,7 +91,29 @@ export function createMcpServer(ctx: ProxyContext): DownstreamServer {
     return {};
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listMetaTools(ctx) }));
+  /**
+   * Resolved on every request, never once per session, so a config reload or a different
+   * header takes effect at once. Order: the transport's fixed caller (stdio --caller), the one
+   * HTTP identified (token, path, header), the client's clientInfo.name, then "default".
+   */
+  let lastCaller: string | undefined;
+  const callerOf = (authInfo: AuthInfo | undefined): string => {
+    const fromHttp = authInfo?.extra?.caller;
+    lastCaller =
+      options.caller ??
+      (typeof fromHttp === "string" ? fromHttp : undefined) ??
+      cleanCaller(server.getClientVersion()?.name) ??
+      DEFAULT_CALLER;
+    return lastCaller;
+  };
+  /** The describe description this client last saw: list_changed goes out only when it differs. */
+  let shown: string | undefined;
+
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+    const tools = listMetaTools(ctx.views.forCaller(callerOf(extra.authInfo)));
+    shown = tools[0]?.description;
+    return { tools };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = META_TOOLS.find((t) => t.name === request.params.name);
@@ -73,7 +124,10 @@ export function createMcpServer(ctx: ProxyContext): DownstreamServer {
       );
     }
     const progressToken = request.params._meta?.progressToken;
+    const caller = callerOf(extra.authInfo);
     const req: RequestContext = {
+      caller,
+      view: ctx.views.forCaller(caller),
       signal: extra.signal,
       sendLog: (message) => {
         if (LEVELS.indexOf(message.level) < LEVELS.indexOf(minLevel)) return;
@@ -100,9 +154,16 @@ export function createMcpServer(ctx: ProxyContext): DownstreamServer {
     }
   });
 
-  // The describe description carries the catalog: when it changes, tell the client to re-list.
-  const unsubscribe = ctx.registry.onChange(() => {
+  // The describe description carries the caller's catalog: when a registry change or a config
+  // reload changes it for this client's caller, tell the client to re-list. A client that has
+  // not listed through this session yet may hold a list from elsewhere: it is always told.
+  const unsubscribe = ctx.views.onChange(() => {
     if (!server.transport) return;
+    if (shown !== undefined) {
+      const now = describeTool.description(ctx.views.forCaller(lastCaller ?? DEFAULT_CALLER));
+      if (now === shown) return;
+      shown = now;
+    }
     void server
       .sendToolListChanged()
       .catch((err: unknown) => log.debug(`list_changed not sent: ${errorMessage(err)}`));

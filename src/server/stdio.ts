@@ -8,9 +8,15 @@ export interface StdioHandle {
   close(): Promise<void>;
 }
 
-/** Serve MCP on this process's stdin/stdout. stdout carries JSON-RPC only. */
-export async function serveStdio(ctx: ProxyContext): Promise<StdioHandle> {
-  const downstream = createMcpServer(ctx);
+/**
+ * Serve MCP on this process's stdin/stdout. stdout carries JSON-RPC only. The caller is
+ * `options.caller` (`--caller`), else the client's clientInfo.name, else "default".
+ */
+export async function serveStdio(
+  ctx: ProxyContext,
+  options: { caller?: string } = {},
+): Promise<StdioHandle> {
+  const downstream = createMcpServer(ctx, options);
   const transport = new StdioServerTransport();
   // The SDK transport does not watch for end of input; the client leaving is our cue to shut down.
   const ended = new Promise<void>((resolve) => {

@@ -46,14 +46,21 @@ export function memoryProxy(
   });
 }
 
-/** Connect an SDK client to a proxy in memory, as a downstream client. */
+/**
+ * Connect an SDK client to a proxy in memory, as a downstream client. `name` is its
+ * clientInfo.name; `caller` fixes the caller as stdio's --caller does.
+ */
 export async function connectClient(
   proxy: Proxy,
+  options: { name?: string; caller?: string } = {},
 ): Promise<{ client: Client; close: () => Promise<void> }> {
-  const downstream = createMcpServer(proxy.context);
+  const downstream = createMcpServer(
+    proxy.context,
+    options.caller === undefined ? {} : { caller: options.caller },
+  );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await downstream.server.connect(serverSide);
-  const client = new Client({ name: "test-client", version: "1.0.0" });
+  const client = new Client({ name: options.name ?? "test-client", version: "1.0.0" });
   await client.connect(clientSide);
   return {
     client,

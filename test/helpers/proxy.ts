@@ -73,10 +73,14 @@ export interface RunningHttp extends Running {
   child: ChildProcess;
 }
 
-/** Start `mcpx <config> --port N` and connect the SDK client over streamable HTTP. */
+/**
+ * Start `mcpx <config> --port N` and connect the SDK client over streamable HTTP, sending
+ * `headers` with every request (e.g. Authorization).
+ */
 export async function startHttp(
   configFile: string,
   extraArgs: string[] = [],
+  headers: Record<string, string> = {},
 ): Promise<RunningHttp> {
   const child = spawn(process.execPath, [MCPX, configFile, "--port", "0", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
@@ -93,7 +97,9 @@ export async function startHttp(
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
   });
   const client = new Client({ name: "mcpx-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
+  );
   return {
     client,
     url,

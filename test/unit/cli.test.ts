@@ -19,6 +19,8 @@ describe("parseCli", () => {
     const options = parseCli([]);
     expect(options).toEqual({
       host: "127.0.0.1",
+      allowUnauthenticated: false,
+      allowedHosts: [],
       logLevel: "info",
       help: false,
       version: false,
@@ -103,14 +105,50 @@ describe("parseCli", () => {
       config: "cfg.json",
       port: 9000,
       host: "::1",
+      allowUnauthenticated: false,
+      allowedHosts: [],
       logLevel: "debug",
       help: false,
       version: false,
     });
   });
 
+  it("takes HTTP exposure flags, repeatable --allowed-host", () => {
+    const options = parseCli([
+      "c.json",
+      "--port",
+      "1",
+      "--host",
+      "0.0.0.0",
+      "--allow-unauthenticated",
+      "--allowed-host",
+      "mcpx.internal",
+      "--allowed-host",
+      "lb.example",
+    ]);
+    expect(options.allowUnauthenticated).toBe(true);
+    expect(options.allowedHosts).toEqual(["mcpx.internal", "lb.example"]);
+  });
+
+  it("takes --caller for stdio, and refuses it over HTTP", () => {
+    expect(parseCli(["c.json", "--caller", "ci-bot"]).caller).toBe("ci-bot");
+    expect(usageError(["c.json", "--caller", "x", "--port", "1"]).message).toContain(
+      "--caller is for stdio",
+    );
+    expect(usageError(["c.json", "--caller", " "]).message).toContain("--caller needs a name");
+  });
+
   it("documents every option in USAGE", () => {
-    for (const flag of ["--port", "--host", "--log-level", "--help", "--version"]) {
+    for (const flag of [
+      "--port",
+      "--host",
+      "--caller",
+      "--allow-unauthenticated",
+      "--allowed-host",
+      "--log-level",
+      "--help",
+      "--version",
+    ]) {
       expect(USAGE).toContain(flag);
     }
   });

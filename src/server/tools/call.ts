@@ -22,6 +22,8 @@ export const callTool: MetaTool = {
       );
     }
     return ctx.executor.call(args.method, args.arguments, {
+      caller: req.caller,
+      view: req.view,
       signal: req.signal,
       ...(req.sendProgress && { onProgress: req.sendProgress }),
       ...(req.sendLog && { onLog: req.sendLog }),

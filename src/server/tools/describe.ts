@@ -8,6 +8,7 @@ import {
   renderServer,
   renderTool,
 } from "../catalog.js";
+import type { CatalogView } from "../../registry/view.js";
 import type { MetaTool, ProxyContext } from "../context.js";
 
 /** `create_issue` → `CreateIssueInput`: a readable, valid TypeScript type name. */
@@ -20,12 +21,13 @@ function typeName(tool: string, suffix: string): string {
 async function describeOne(
   name: string,
   ctx: ProxyContext,
+  view: CatalogView,
 ): Promise<{ text: string; error?: true }> {
-  const servers = ctx.registry.servers();
-  const server = ctx.registry.server(name);
+  const servers = view.servers();
+  const server = view.server(name);
   if (server) return { text: renderServer(server) };
   const ref = parseToolRef(name);
-  const owner = ref && ctx.registry.server(ref.server);
+  const owner = ref && view.server(ref.server);
   const tool = owner && ref ? owner.tools.find((t) => t.name === ref.tool) : undefined;
   if (owner && tool) {
     const input = await ctx.schemas.compile(tool.inputSchema, typeName(tool.name, "Input"));
@@ -58,9 +60,9 @@ async function describeOne(
 /** How many matches describe({query}) returns. */
 const SEARCH_RESULTS = 10;
 
-function search(query: string, ctx: ProxyContext): string {
-  const hits = ctx.search.search(query, SEARCH_RESULTS).flatMap((h) => {
-    const server = ctx.registry.server(h.server);
+function search(query: string, view: CatalogView): string {
+  const hits = view.search(query, SEARCH_RESULTS).flatMap((h) => {
+    const server = view.server(h.server);
     const tool = server?.tools.find((t) => t.name === h.tool);
     return server && tool ? [{ server, tool }] : [];
   });
@@ -69,7 +71,7 @@ function search(query: string, ctx: ProxyContext): string {
 
 export const describeTool: MetaTool = {
   name: "describe",
-  description: (ctx) => describeDescription(ctx.registry.servers()),
+  description: (view) => describeDescription(view.servers()),
   inputSchema: {
     type: "object",
     properties: {
@@ -83,13 +85,13 @@ export const describeTool: MetaTool = {
   },
   annotations: { title: "Describe upstream tools", readOnlyHint: true, openWorldHint: false },
 
-  async handle(args, ctx): Promise<ToolResult> {
+  async handle(args, ctx, req): Promise<ToolResult> {
     const query = typeof args.query === "string" ? args.query.trim() : "";
     const method = args.method;
     const noMethod = method === undefined || method === null || method === "";
-    if (query === "" && noMethod) return textResult(renderCatalog(ctx.registry.servers()));
+    if (query === "" && noMethod) return textResult(renderCatalog(req.view.servers()));
     const parts: { text: string; error?: true }[] = [];
-    if (query !== "") parts.push({ text: search(query, ctx) });
+    if (query !== "") parts.push({ text: search(query, req.view) });
     if (!noMethod) {
       const names = Array.isArray(method) ? method : [method];
       if (names.length === 0 || names.some((n) => typeof n !== "string")) {
@@ -99,7 +101,9 @@ export const describeTool: MetaTool = {
         );
       }
       parts.push(
-        ...(await Promise.all((names as string[]).map((n) => describeOne(n.trim(), ctx)))),
+        ...(await Promise.all(
+          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view)),
+        )),
       );
     }
     // A batch with some unknown names still answers the known ones; it is an error only if nothing was found.

@@ -19,7 +19,11 @@ export const resourcesTool: MetaTool = {
     const server = nonEmptyString(args.server);
     const uri = nonEmptyString(args.uri);
     if (uri !== undefined) {
-      const read = await ctx.executor.readResource(uri, server, { signal: req.signal });
+      const read = await ctx.executor.readResource(uri, server, {
+        caller: req.caller,
+        view: req.view,
+        signal: req.signal,
+      });
       if ("error" in read) return textResult(read.error, true);
       // Each content becomes an embedded resource block: text and blob pass through as they are.
       const content: ContentBlock[] = read.result.contents.map((c) => ({
@@ -28,7 +32,7 @@ export const resourcesTool: MetaTool = {
       }));
       return { content };
     }
-    const all = ctx.registry.servers();
+    const all = req.view.servers();
     const servers = server === undefined ? all : all.filter((s) => s.name === server);
     if (server !== undefined && servers.length === 0) {
       return textResult(
