@@ -148,6 +148,33 @@ describe("health monitor", () => {
     expect(fixed(0.999999).retryDelay(0)).toBe(1250);
   });
 
+  it("follows reloads: new servers get checks, removed ones lose theirs", async () => {
+    const clock = new FakeClock();
+    const upstream = flakyUpstream();
+    const config = (names: string[]) =>
+      parseConfig(
+        {
+          mcpServers: Object.fromEntries(names.map((n) => [n, { command: `in-memory-${n}` }])),
+          health: { interval: 1000 },
+        },
+        "/memory/mcpx.json",
+        {},
+      );
+    proxy = createProxy(config(["a"]), {
+      logger: quietLogger(),
+      clock,
+      factoryFor: () => upstream.factory,
+    });
+    await proxy.start();
+    expect(clock.pending).toBe(1);
+    await proxy.reload(config(["a", "b"]));
+    expect(clock.pending).toBe(2);
+    await clock.advance(1000);
+    expect(proxy.context.registry.server("b")?.health.lastSuccessAt).toBe(clock.now());
+    await proxy.reload(config(["b"]));
+    expect(clock.pending).toBe(1);
+  });
+
   it("stops all timers on close", async () => {
     const clock = new FakeClock();
     proxy = build(flakyUpstream(), clock);
