@@ -3,7 +3,6 @@
  * clientInfo) and stdio (--caller); HTTP security (bind rules, Host, Origin, bearer tokens); and
  * hot reload of the config file.
  */
-import { request } from "node:http";
 import { writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   eventually,
   fixtureServer,
+  rawInitialize,
   runMcpx,
   startHttp,
   startHttpFixture,
@@ -85,45 +85,6 @@ async function expectDefault(client: Client) {
   expect(c).toContain("faulty.echo");
   expect(c).toContain("faulty.pid");
   expect(c).not.toContain("github");
-}
-
-/** A raw HTTP POST of an initialize request, with any headers (Host included). */
-function rawInitialize(
-  url: string,
-  headers: Record<string, string>,
-): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "1" },
-    },
-  });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...headers,
-        },
-      },
-      (res) => {
-        let data = "";
-        res.on("data", (c: Buffer) => (data += c.toString()));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
 }
 
 describe("callers over HTTP, without auth", () => {

@@ -6,6 +6,7 @@ import {
   fixtureServer,
   MCPX,
   npmServer,
+  rawInitialize,
   runMcpx,
   startHttp,
   startHttpFixture,
@@ -94,28 +95,10 @@ describe("mcpx command line", () => {
     const proxy = await startHttp(file);
     try {
       // A raw client: the SDK client already holds its own GET stream, and one is allowed per session.
-      const headers = {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      };
-      const init = await fetch(proxy.url, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "raw", version: "1" },
-          },
-        }),
-      });
+      const init = await rawInitialize(proxy.url, {});
       expect(init.status).toBe(200);
-      const sessionId = init.headers.get("mcp-session-id");
+      const sessionId = init.headers["mcp-session-id"] as string | undefined;
       expect(sessionId).toBeTruthy();
-      await init.body?.cancel();
       const res = await fetch(proxy.url, {
         method: "GET",
         headers: {
