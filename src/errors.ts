@@ -1,16 +1,9 @@
 /** Machine-readable codes of errors mcpx raises itself (not JSON-RPC wire codes). */
 export type ProxyErrorCode =
+  /** The config cannot be used (see ConfigError). */
   | "CONFIG_INVALID"
-  | "CONFIG_NOT_FOUND"
-  | "UNKNOWN_SERVER"
-  | "UNKNOWN_TOOL"
-  | "UPSTREAM_UNAVAILABLE"
-  | "UPSTREAM_TIMEOUT"
-  | "UPSTREAM_ERROR"
-  | "UPSTREAM_BUSY"
-  | "INVALID_ARGUMENTS"
-  | "AMBIGUOUS_RESOURCE"
-  | "UNKNOWN_RESOURCE";
+  /** Every session an upstream may have is busy, and the call waited past its timeout. */
+  | "UPSTREAM_BUSY";
 
 /** An error mcpx raises on purpose: a code to branch on, a message fit to show a user or model. */
 export class ProxyError extends Error {

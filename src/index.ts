@@ -3,6 +3,7 @@
  * The mcpx command: parse arguments, load config, build the proxy, serve stdio or HTTP, and
  * shut down cleanly. Exit codes: 0 normal, 1 runtime failure, 2 bad usage or config.
  */
+import { format } from "node:util";
 import { parseCli, UsageError, USAGE } from "./cli.js";
 import { ConfigError, loadConfig } from "./config/load.js";
 import { watchConfig, type ConfigWatcher } from "./config/watch.js";
@@ -130,6 +131,7 @@ async function main(): Promise<number | undefined> {
   });
 
   if (cli.port === undefined) {
+    guardStdout();
     const stdio = await serveStdio(proxy.context, {
       ...(cli.caller !== undefined && { caller: cli.caller }),
     });
@@ -162,6 +164,20 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * In stdio mode stdout is the protocol. Dependencies may still print with console (e.g.
+ * json-schema-to-typescript logs to stdout when VERBOSE is set): send all of it to stderr.
+ */
+function guardStdout(): void {
+  const toStderr = (...args: unknown[]) => {
+    process.stderr.write(`${format(...args)}\n`);
+  };
+  for (const method of ["log", "info", "debug", "dir", "trace", "table"] as const) {
+    // eslint-disable-next-line no-console -- redirecting console is the point here
+    console[method] = toStderr;
+  }
+}
 
 // No input may crash the proxy: a stray rejection is a bug to log, not a reason to drop every client.
 process.on("unhandledRejection", (reason) => {

@@ -67,8 +67,20 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     drain: (graceMs) => executor.drain(graceMs),
     reload: async (next) => {
       logger.addSecrets(next.secrets);
-      if (JSON.stringify(next.compression) !== JSON.stringify(context.config.compression)) {
-        logger.warn("config reload: compression settings take effect when mcpx restarts");
+      // Settings read once at startup: say so instead of pretending they changed.
+      const current = context.config;
+      for (const key of [
+        "compression",
+        "health",
+        "log",
+        "shutdownGraceMs",
+        "discoveryTimeoutMs",
+      ] as const) {
+        if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
+          logger.warn(
+            `config reload: ${key.replace(/Ms$/, "")} settings take effect when mcpx restarts`,
+          );
+        }
       }
       // Synchronous up to the registry's first await: servers, config (auth) and profiles swap
       // in one tick, so no request sees a mix of old and new.

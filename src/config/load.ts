@@ -163,7 +163,7 @@ export function loadConfig(
     raw = JSON.parse(text);
   } catch (err) {
     throw new ConfigError(abs, [
-      `not valid JSON: ${(err as Error).message}. Fix the syntax (comments and trailing commas are not allowed).`,
+      `not valid JSON${jsonErrorPlace(text, err)}. Fix the syntax (comments and trailing commas are not allowed).`,
     ]);
   }
   return parseConfig(raw, abs, env);
@@ -520,6 +520,19 @@ function parseAccess(
     tokens.set(token, caller);
   });
   return { profiles, callers, auth: { tokens } };
+}
+
+/**
+ * Where JSON.parse failed, as " at line L, column C". Only the place: V8's message may quote a
+ * snippet of the file, and the file may hold a literal token.
+ */
+function jsonErrorPlace(text: string, err: unknown): string {
+  const position = /position (\d+)/.exec((err as Error).message)?.[1];
+  if (position === undefined) return "";
+  const before = text.slice(0, Number(position));
+  const line = before.split("\n").length;
+  const column = Number(position) - before.lastIndexOf("\n");
+  return ` at line ${line}, column ${column}`;
 }
 
 function parseUrl(text: string): URL | undefined {

@@ -158,6 +158,15 @@ export class Executor {
         ...(ctx.signal && { signal: ctx.signal }),
       });
     } catch (err) {
+      if (ctx.signal?.aborted) {
+        return {
+          result: textResult(
+            `Call to ${server.name}.${tool.name} cancelled before it started.`,
+            true,
+          ),
+          outcome: "cancelled",
+        };
+      }
       if (err instanceof ProxyError && err.code === "UPSTREAM_BUSY") {
         return {
           result: textResult(
@@ -169,12 +178,12 @@ export class Executor {
       }
       return {
         result: textResult(
-          `Server "${server.name}" could not be started for this call: ${errorMessage(err)}. ` +
+          `Server "${server.name}" could not be started for this call: ${this.log.redact(errorMessage(err))}. ` +
             `Other servers are unaffected; try again later or use describe() to see server status.`,
           true,
         ),
         outcome: "failed",
-        error: errorMessage(err),
+        error: this.log.redact(errorMessage(err)),
       };
     }
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
@@ -200,9 +209,12 @@ export class Executor {
         };
       }
       return {
-        result: textResult(upstreamFailure(server.name, tool.name, err, timeoutMs), true),
+        result: textResult(
+          upstreamFailure(server.name, tool.name, err, timeoutMs, (t) => this.log.redact(t)),
+          true,
+        ),
         outcome: "failed",
-        error: errorMessage(err),
+        error: this.log.redact(errorMessage(err)),
       };
     } finally {
       stopLogs?.();
@@ -236,7 +248,9 @@ export class Executor {
         ...(ctx.signal && { signal: ctx.signal }),
       });
     } catch (err) {
-      return { error: `Server "${target.name}" could not be started: ${errorMessage(err)}.` };
+      return {
+        error: `Server "${target.name}" could not be started: ${this.log.redact(errorMessage(err))}.`,
+      };
     }
     try {
       const result = await lease.session.readResource(uri, {
@@ -246,7 +260,7 @@ export class Executor {
       return { result };
     } catch (err) {
       return {
-        error: `Server "${target.name}" could not read ${uri}: ${errorMessage(err)}. Check the URI with resources({ server: "${target.name}" }).`,
+        error: `Server "${target.name}" could not read ${uri}: ${this.log.redact(errorMessage(err))}. Check the URI with resources({ server: "${target.name}" }).`,
       };
     } finally {
       lease.release();
@@ -375,7 +389,13 @@ function parseArguments(raw: unknown): { value: Record<string, unknown> } | { er
   return { value: value as Record<string, unknown> };
 }
 
-function upstreamFailure(server: string, tool: string, err: unknown, timeoutMs: number): string {
+function upstreamFailure(
+  server: string,
+  tool: string,
+  err: unknown,
+  timeoutMs: number,
+  redact: (text: string) => string,
+): string {
   const code = (err as { code?: unknown }).code;
   if (code === SDK_REQUEST_TIMEOUT) {
     return `Server "${server}" did not answer ${tool} within ${timeoutMs} ms; the call was abandoned. Try again, with smaller input, or raise "timeout" for "${server}" in the mcpx config.`;
@@ -383,7 +403,7 @@ function upstreamFailure(server: string, tool: string, err: unknown, timeoutMs: 
   if (code === SDK_CONNECTION_CLOSED) {
     return `Server "${server}" closed the connection during ${tool} (it may have crashed). The call did not complete; it is safe to retry if the tool is idempotent.`;
   }
-  return `Server "${server}" failed to run ${tool}: ${errorMessage(err)}`;
+  return `Server "${server}" failed to run ${tool}: ${redact(errorMessage(err))}`;
 }
 
 /** RFC 6570 level-1 match: `{var}` stands for one or more characters other than "/". */

@@ -22,6 +22,7 @@ import type {
   ToolDef,
   ToolResult,
 } from "../types.js";
+import { VERSION } from "../version.js";
 import type { StderrRing } from "./stderr.js";
 import { createRemoteTransport, ProcessTransport, type ChildTracker } from "./transport.js";
 
@@ -97,7 +98,7 @@ export interface ClientFactoryOptions {
   killGraceMs?: number;
 }
 
-const CLIENT_INFO = { name: "mcpx", version: "0.1.0" };
+const CLIENT_INFO = { name: "mcpx", version: VERSION };
 
 /** Build the client factory of one upstream from its config. */
 export function createClientFactory(

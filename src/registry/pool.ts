@@ -1,14 +1,14 @@
 import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import type { SessionPolicy } from "../config/load.js";
 import type { ClientFactory, UpstreamSession } from "./connection.js";
 
 /**
- * How calls to one upstream map onto sessions:
+ * How calls to one upstream map onto sessions (SessionPolicy, from the config):
  * - isolated: every call gets a fresh session no other call has used (default);
  * - shared: one long-lived session multiplexes every call (stateful, expensive servers);
  * - caller: one long-lived session per caller, closed after `idleTimeoutMs` without calls.
  */
-export type SessionPolicy = "isolated" | "shared" | "caller";
 
 export interface PoolOptions {
   policy: SessionPolicy;
@@ -130,10 +130,16 @@ export class SessionPool {
     if (this.options.policy === "shared") return fn(await this.sharedSession());
     const session =
       this.options.policy === "isolated" ? await this.takeSpareOrOpen() : await this.openSession();
+    let healthy = false;
     try {
-      return await fn(session);
+      const result = await fn(session);
+      healthy = true;
+      return result;
     } finally {
+      // Only a session that just answered goes back: one whose ping or listing failed is
+      // suspect, and a call must not inherit it.
       if (
+        healthy &&
         this.options.policy === "isolated" &&
         !session.closed &&
         !this.closed &&
@@ -279,7 +285,7 @@ export class SessionPool {
     }
     const current = this.callers.get(options.caller);
     // The session failed to open and was dropped in between: open another.
-    if (!current) return this.acquireForCaller(options);
+    if (!current) return this.acquire(options);
     current.inflight += 1;
     clearTimeout(current.idleTimer);
     let session: UpstreamSession;
@@ -289,7 +295,7 @@ export class SessionPool {
         // The caller's session died (upstream crash): start over, state is gone anyway.
         this.dropCaller(options.caller, current.session);
         current.inflight -= 1;
-        return this.acquireForCaller(options);
+        return this.acquire(options);
       }
     } catch (err) {
       current.inflight -= 1;
@@ -300,11 +306,13 @@ export class SessionPool {
       this.leased -= 1;
       current.inflight -= 1;
       if (current.inflight === 0 && this.callers.get(options.caller) === current) {
-        current.idleTimer = setTimeout(() => {
-          this.dropCaller(options.caller, current.session);
-          this.wake();
-        }, this.options.idleTimeoutMs);
+        current.idleTimer = setTimeout(
+          () => this.dropCaller(options.caller, current.session),
+          this.options.idleTimeoutMs,
+        );
         current.idleTimer.unref();
+        // An idle session can now be evicted for a caller that is waiting for one.
+        this.wake();
       }
     });
   }
@@ -324,6 +332,8 @@ export class SessionPool {
     if (!entry || entry.session !== session) return;
     clearTimeout(entry.idleTimer);
     this.callers.delete(caller);
+    // A slot opened up: the next waiting caller may take it.
+    queueMicrotask(() => this.wake());
     session.then(
       (s) => this.dispose(s),
       () => {
@@ -352,6 +362,9 @@ export class SessionPool {
    */
   private slot(options: AcquireOptions, claim: () => boolean): Promise<void> {
     if (this.waiters.length === 0 && claim()) return Promise.resolve();
+    if (options.signal?.aborted) {
+      return Promise.reject(new Error("cancelled while waiting for a free session"));
+    }
     return new Promise<void>((resolve, reject) => {
       const started = Date.now();
       const waiter: Waiter = {
@@ -385,10 +398,9 @@ export class SessionPool {
     });
   }
 
-  /** Let the first waiter in, if its slot is free now. */
+  /** Let waiters in, in order, while their slots are free. */
   private wake(): void {
-    const first = this.waiters[0];
-    if (first?.claim()) first.resolve();
+    for (let first = this.waiters[0]; first?.claim(); first = this.waiters[0]) first.resolve();
   }
 
   private async openSession(): Promise<UpstreamSession> {

@@ -36,7 +36,8 @@ export interface ServerHealth {
 /** What the registry knows about one upstream: renderable, no live handles. */
 export interface ServerState {
   readonly name: string;
-  readonly config: ServerConfig;
+  /** Replaced on reload when only settings changed (same spec). */
+  config: ServerConfig;
   status: ServerStatus;
   /** The last error (messages come from the SDK/OS; logs and /healthz redact secrets anyway). */
   error?: string;
@@ -149,7 +150,10 @@ export class Registry {
       const print = fingerprint(server);
       const old = before.get(server.name);
       if (old && printsBefore.get(server.name) === print) {
-        this.states.set(server.name, { ...old, config: server });
+        // The same object, updated in place: a discovery or health check holding it must land
+        // its result where requests will read it.
+        old.config = server;
+        this.states.set(server.name, old);
         this.prints.set(server.name, print);
       } else {
         this.add(server);
@@ -240,7 +244,7 @@ export class Registry {
       const changed = state.status !== status;
       state.status = status;
       Object.assign(state.health, patch);
-      if (error !== undefined) state.error = error;
+      if (error !== undefined) state.error = this.log.redact(error);
       else if (status === "ready") delete state.error;
       if (changed) {
         this.log.warn(`${name}: ${status}${error ? `: ${error}` : ""}`);
@@ -326,7 +330,8 @@ export class Registry {
     } catch (err) {
       const wasDown = state.status === "down";
       state.status = "down";
-      state.error = errorMessage(err);
+      // Stored redacted: this text reaches clients (describe, tools/list) as well as logs.
+      state.error = this.log.redact(errorMessage(err));
       state.health.downSince ??= this.now();
       if (wasDown) {
         // Nothing changed for clients: no list_changed for another failed attempt.

@@ -158,10 +158,21 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     const auth = ctx.config.auth;
     if (auth) {
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(req.header("authorization") ?? "");
-      if (m?.[1] === undefined || tokens.callerOf(auth, m[1]) === undefined) {
+      const caller = m?.[1] === undefined ? undefined : tokens.callerOf(auth, m[1]);
+      if (caller === undefined) {
         res.json({ status: report.status });
         return;
       }
+      // A token holder sees the servers of its own profile, as describe shows them.
+      const visible = new Set(
+        ctx.views
+          .forCaller(caller)
+          .servers()
+          .map((s) => s.name),
+      );
+      report.servers = Object.fromEntries(
+        Object.entries(report.servers).filter(([n]) => visible.has(n)),
+      );
     }
     res.json(report);
   });
@@ -250,6 +261,11 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
         };
         await downstream.server.connect(transport);
         session = { transport, downstream };
+        await transport.handleRequest(req, res, req.body);
+        // The SDK refused the initialize (bad Accept, bad version…): no session was made, so
+        // nothing else will ever close this server and its catalog subscription.
+        if (transport.sessionId === undefined) await downstream.close();
+        return;
       }
       await session.transport.handleRequest(req, res, req.body);
     } catch (err) {
@@ -280,6 +296,24 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   };
   app.get(ROUTES, sessionRequest);
   app.delete(ROUTES, sessionRequest);
+
+  // Last: a body that is not JSON (or too large) gets a JSON-RPC error, not Express's HTML page,
+  // and nothing of the body reaches a log (express's default handler prints it with console).
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const type = (err as { type?: unknown }).type;
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    if (type === "entity.parse.failed")
+      jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
+    else if (type === "entity.too.large")
+      jsonRpcError(res, 413, -32600, `Request too large (limit ${BODY_LIMIT}).`);
+    else {
+      log.error(`HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`);
+      jsonRpcError(res, 500, -32603, "Internal error");
+    }
+  });
 
   const { server, port, portChanged } = await listen(app, options);
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/mcp`;

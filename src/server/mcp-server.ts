@@ -149,7 +149,7 @@ export function createMcpServer(
       log.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
       throw new McpError(
         ErrorCode.InternalError,
-        `mcpx internal error in ${tool.name}: ${errorMessage(err)}`,
+        `mcpx internal error in ${tool.name}: ${log.redact(errorMessage(err))}`,
       );
     }
   });

@@ -281,3 +281,31 @@ describe("upstream environment", () => {
     }
   });
 });
+
+describe("HTTP robustness", () => {
+  it("answers a body that is not JSON with a JSON-RPC parse error, not an HTML page", async () => {
+    const file = writeConfig({ mcpServers: { f: fixtureServer("faulty.mjs") } });
+    const proxy = await startHttp(file);
+    try {
+      const res = await fetch(proxy.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: '{"jsonrpc": "2.0", "params": {"password": hunter2-secret}}',
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { code: number } };
+      expect(body.error.code).toBe(-32700);
+      expect(proxy.stderr()).not.toContain("hunter2-secret");
+      // A refused initialize leaves no session behind: the next client still works.
+      const refused = await rawInitialize(proxy.url, { accept: "text/plain" });
+      expect(refused.status).toBe(406);
+      const { tools } = await proxy.client.listTools();
+      expect(tools).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

@@ -136,6 +136,21 @@ describe("per-caller sessions", () => {
     expect(text(await call("get", {}, "alice"))).toMatch(/:$/);
   });
 
+  it("lets a waiting caller in as soon as another caller's session goes idle", async () => {
+    const upstream = build({ session: "caller", maxSessions: 1, timeout: 10_000 });
+    await proxy!.start();
+    const alice = call("wait", {}, "alice");
+    await expect.poll(() => upstream.waiting()).toBe(1);
+    const bob = call("get", {}, "bob");
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.waiting).toBe(1);
+    upstream.open();
+    await alice;
+    // Bob does not wait for alice's idle timeout (5 min by default): her idle session is evicted.
+    const answer = await bob;
+    expect(answer.isError).toBeFalsy();
+    expect(text(answer)).toMatch(/^\d+:$/);
+  });
+
   it("evicts an idle caller when maxSessions callers are open", async () => {
     const upstream = build({ session: "caller", maxSessions: 1 });
     await proxy!.start();

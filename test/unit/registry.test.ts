@@ -3,7 +3,9 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Proxy } from "../../src/proxy.js";
+import { parseConfig } from "../../src/config/load.js";
 import { connectClient, memoryProxy } from "../helpers/inmemory.js";
+import { text } from "../helpers/proxy.js";
 
 let proxy: Proxy | undefined;
 afterEach(async () => {
@@ -55,6 +57,45 @@ describe("registry", () => {
     expect(bad?.status).toBe("down");
     expect(bad?.error).toContain("missing binary");
     expect(proxy.context.registry.server("good")?.status).toBe("ready");
+  });
+
+  it("never shows a secret from an upstream's error to clients", async () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          good: { command: "in-memory-good" },
+          bad: { command: "in-memory-bad", env: { TOKEN: "supersecret123" } },
+        },
+      },
+      "/memory/mcpx.json",
+      {},
+    );
+    proxy = memoryProxy(
+      {
+        good: () => upstream("good", ["ok"]),
+        bad: () => {
+          throw new Error("upstream said: bad token supersecret123");
+        },
+      },
+      { config },
+    );
+    await proxy.start();
+    const { client, close } = await connectClient(proxy);
+    try {
+      const { tools } = await client.listTools();
+      const seen = [
+        tools[0]?.description ?? "",
+        text(await client.callTool({ name: "describe", arguments: {} })),
+        text(await client.callTool({ name: "describe", arguments: { method: "bad" } })),
+        text(await client.callTool({ name: "call", arguments: { method: "bad.x" } })),
+      ];
+      for (const t of seen) {
+        expect(t).toContain("bad token ***");
+        expect(t).not.toContain("supersecret123");
+      }
+    } finally {
+      await close();
+    }
   });
 
   it("refreshes a server's tools on list_changed and tells downstream clients", async () => {
