@@ -226,21 +226,24 @@ export function runMcpx(
   });
 }
 
+/** A raw client's initialize request (id 1). */
+export const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+  },
+} as const;
+
 /** A raw HTTP POST of an initialize request, with any headers (Host included). */
 export function rawInitialize(
   url: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "1" },
-    },
-  });
+  const body = JSON.stringify(INITIALIZE);
   return new Promise((resolve, reject) => {
     const req = request(
       url,

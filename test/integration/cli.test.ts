@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
   fixtureServer,
+  INITIALIZE,
   MCPX,
   npmServer,
   rawInitialize,
@@ -142,16 +143,7 @@ describe("mcpx command line", () => {
         child.stdout.on("data", check);
         check();
       });
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    });
+    send(INITIALIZE);
     await waitFor(1);
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     send({
