@@ -78,6 +78,8 @@ export class SessionPool {
   private readonly ready = new WeakSet<Promise<UpstreamSession>>();
   private leased = 0;
   private closed = false;
+  /** Called whenever a lease ends (retire() waits on it). */
+  private onRelease: (() => void) | undefined;
 
   constructor(
     private readonly factory: ClientFactory,
@@ -169,6 +171,28 @@ export class SessionPool {
     await Promise.allSettled(
       settled.flatMap((r) => (r.status === "fulfilled" ? [this.closeSession(r.value)] : [])),
     );
+  }
+
+  /**
+   * For a pool a config reload left without servers: take no new calls, let the running ones
+   * finish for up to `graceMs`, then close everything.
+   */
+  async retire(graceMs: number): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters.splice(0))
+      w.reject(new Error("the server was reconfigured; call it again"));
+    if (this.leased > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        timer.unref();
+        this.onRelease = () => {
+          if (this.leased > 0) return;
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.close();
   }
 
   /** Close every session this pool opened: spares, leased, shared, per caller. */
@@ -352,6 +376,7 @@ export class SessionPool {
         if (released) return;
         released = true;
         onRelease();
+        this.onRelease?.();
       },
     };
   }

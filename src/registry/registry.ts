@@ -77,6 +77,8 @@ type Catalog = Pick<
 export class Registry {
   private readonly states = new Map<string, ServerState>();
   private readonly pools = new Map<string, SessionPool>();
+  /** Pools a reload left behind, finishing their calls before they close. */
+  private readonly retiring = new Set<SessionPool>();
   /** server name → fingerprint of its spec. */
   private readonly prints = new Map<string, string>();
   private readonly discoveries = new Map<string, Promise<Catalog>>();
@@ -171,9 +173,17 @@ export class Registry {
     }
     await Promise.all([
       // Ends the sessions and processes of removed and changed servers.
-      ...stale.map(([, pool]) => pool.close()),
       ...fresh.map((name) => this.discover(name)),
     ]);
+    // Pools of removed and changed servers: their running calls finish (up to the shutdown
+    // grace), then their sessions and processes end. Tracked, so close() can end them at once.
+    for (const [, pool] of stale) {
+      this.retiring.add(pool);
+      void pool
+        .retire(this.config.shutdownGraceMs)
+        .catch((err: unknown) => this.log.debug(`retiring a pool failed: ${errorMessage(err)}`))
+        .finally(() => this.retiring.delete(pool));
+    }
     for (const name of fresh) {
       if (this.states.get(name)?.status === "ready") this.pool(name)?.warm();
     }
@@ -304,7 +314,7 @@ export class Registry {
   /** Close every pool, and so every upstream session and process. */
   async close(): Promise<void> {
     this.closed = true;
-    const pools = [...this.pools.values()];
+    const pools = [...this.pools.values(), ...this.retiring];
     await Promise.allSettled(pools.map((p) => p.close()));
   }
 

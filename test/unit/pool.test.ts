@@ -181,3 +181,21 @@ describe("identical specs", () => {
     expect(upstream.instances()).toBe(2);
   });
 });
+
+describe("reload", () => {
+  it("lets a running call finish on a server whose spec changed, then retires its pool", async () => {
+    const upstream = build({ session: "isolated", prewarm: 0 });
+    await proxy!.start();
+    const running = call("wait");
+    await expect.poll(() => upstream.waiting()).toBe(1);
+    const oldPool = proxy!.context.registry.pool("s");
+    await proxy!.reload(
+      reparse({ mcpServers: { s: { command: "in-memory-s", args: ["v2"], prewarm: 0 } } }),
+    );
+    expect(proxy!.context.registry.pool("s")).not.toBe(oldPool);
+    upstream.open();
+    // Before the fix the old pool was closed at once and this call failed mid-flight.
+    expect(text(await running)).toMatch(/:done$/);
+    await expect.poll(() => oldPool?.stats().open).toBe(0);
+  });
+});
