@@ -19,6 +19,11 @@ export interface HttpOptions {
   port: number;
   /** More hostnames accepted in Host and Origin, e.g. the name of a load balancer in front. */
   allowedHosts?: string[];
+  /**
+   * Close a session after this long with no request and no open stream (a client that went away
+   * without DELETE). Default 30 minutes; a client that comes back gets 404 and initializes anew.
+   */
+  sessionIdleMs?: number;
 }
 
 export interface HttpHandle {
@@ -27,6 +32,8 @@ export interface HttpHandle {
   readonly port: number;
   /** True when the requested port was taken and another was chosen. */
   readonly portChanged: boolean;
+  /** Downstream sessions open now. */
+  readonly sessionCount: number;
   close(): Promise<void>;
 }
 
@@ -35,7 +42,13 @@ interface Session {
   downstream: DownstreamServer;
   /** The caller whose token opened the session (auth configured): no other token may use it. */
   owner?: string;
+  /** When the session last saw a request or a stream close (ms since epoch). */
+  lastSeen: number;
+  /** Responses of this session still open (the GET stream, streamed POST answers). */
+  open: number;
 }
+
+const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
@@ -223,11 +236,40 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     return session;
   };
 
+  /** Count the response as activity of `session` while it is open. */
+  const inUse = (session: Session, res: Response) => {
+    session.open += 1;
+    session.lastSeen = Date.now();
+    res.once("close", () => {
+      session.open -= 1;
+      session.lastSeen = Date.now();
+    });
+  };
+
+  // Sessions whose client left without DELETE would otherwise live (and listen to catalog
+  // changes) until mcpx exits.
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const session of sessions.values()) {
+        if (session.open === 0 && now - session.lastSeen > idleMs) {
+          log.debug("closing an HTTP session idle past sessionIdleMs");
+          void session.transport.close().catch(() => {
+            /* already closed */
+          });
+        }
+      }
+    },
+    Math.max(10, Math.min(60_000, Math.floor(idleMs / 2))),
+  );
+  sweeper.unref();
+
   app.post(ROUTES, async (req: Request, res: Response) => {
     try {
       const who = identify(req, res);
       if (!who) return;
-      let session = existing(req, who);
+      const session = existing(req, who);
       if (!session) {
         if (req.header("mcp-session-id") !== undefined) {
           jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
@@ -250,6 +292,8 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
               transport,
               downstream,
               ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
+              lastSeen: Date.now(),
+              open: 0,
             });
           },
         });
@@ -260,13 +304,13 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
           });
         };
         await downstream.server.connect(transport);
-        session = { transport, downstream };
         await transport.handleRequest(req, res, req.body);
         // The SDK refused the initialize (bad Accept, bad version…): no session was made, so
         // nothing else will ever close this server and its catalog subscription.
         if (transport.sessionId === undefined) await downstream.close();
         return;
       }
+      inUse(session, res);
       await session.transport.handleRequest(req, res, req.body);
     } catch (err) {
       log.error(`HTTP request failed: ${errorMessage(err)}`);
@@ -287,6 +331,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       );
       return;
     }
+    inUse(session, res);
     try {
       await session.transport.handleRequest(req, res);
     } catch (err) {
@@ -321,7 +366,11 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     url,
     port,
     portChanged,
+    get sessionCount() {
+      return sessions.size;
+    },
     close: async () => {
+      clearInterval(sweeper);
       // Stop accepting first, then end every session (their SSE streams keep sockets open).
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
       const all = [...sessions.values()];
