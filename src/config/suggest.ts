@@ -26,3 +26,8 @@ export function nearest(input: string, candidates: readonly string[], limit = 3)
     .slice(0, limit)
     .map(({ c }) => c);
 }
+
+/** ` Did you mean "a" or "b"?`, or nothing when there is no guess. */
+export function didYouMean(guesses: readonly string[]): string {
+  return guesses.length > 0 ? ` Did you mean ${guesses.map((g) => `"${g}"`).join(" or ")}?` : "";
+}

@@ -1,5 +1,5 @@
 import type { ResultCompression } from "../config/load.js";
-import { nearest } from "../config/suggest.js";
+import { didYouMean, nearest } from "../config/suggest.js";
 import { compressResult } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage, ProxyError } from "../errors.js";
@@ -361,10 +361,6 @@ export class Executor {
       error: `No server lists the resource ${uri}. resources() lists what is available; pass "server" to read from a specific one anyway.`,
     };
   }
-}
-
-function didYouMean(guesses: string[]): string {
-  return guesses.length > 0 ? ` Did you mean ${guesses.map((g) => `"${g}"`).join(" or ")}?` : "";
 }
 
 /** `arguments` may come as an object or, as models often send it, a JSON string. */

@@ -25,9 +25,9 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 
 /**
  * Status of every server as plain data (for /healthz, and any page that renders status).
- * Error texts pass through `redact`, since upstream errors may quote what they were given.
+ * Error texts come from the registry, which stores them redacted.
  */
-export function healthReport(registry: Registry, redact: (text: string) => string): HealthReport {
+export function healthReport(registry: Registry): HealthReport {
   const servers: Record<string, ServerReport> = {};
   const stats = registry.poolStats();
   for (const s of registry.servers()) {
@@ -36,7 +36,7 @@ export function healthReport(registry: Registry, redact: (text: string) => strin
     const sessions = stats[s.name];
     servers[s.name] = {
       status: s.status,
-      ...(s.error !== undefined && s.status !== "ready" && { error: redact(s.error) }),
+      ...(s.error !== undefined && s.status !== "ready" && { error: s.error }),
       tools: s.tools.length,
       consecutiveFailures: h.consecutiveFailures,
       ...(h.lastSuccessAt !== undefined && { lastSuccessAt: iso(h.lastSuccessAt) }),

@@ -167,7 +167,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   // the per-server detail (names, errors) is for token holders only; a load balancer's
   // unauthenticated probe still gets the overall status.
   app.get("/healthz", (req: Request, res: Response) => {
-    const report = healthReport(ctx.registry, (t) => ctx.logger.redact(t));
+    const report = healthReport(ctx.registry);
     const auth = ctx.config.auth;
     if (auth) {
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(req.header("authorization") ?? "");

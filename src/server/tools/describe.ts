@@ -1,4 +1,4 @@
-import { nearest } from "../../config/suggest.js";
+import { didYouMean, nearest } from "../../config/suggest.js";
 import { parseToolRef } from "../../registry/toolref.js";
 import { textResult, type ToolResult } from "../../types.js";
 import {
@@ -45,8 +45,7 @@ async function describeOne(
     s.tools.filter((t) => t.name === name).map((t) => `${s.name}.${t.name}`),
   );
   const guesses = bare.length > 0 ? bare : nearest(name, all);
-  const hint =
-    guesses.length > 0 ? ` Did you mean ${guesses.map((g) => `"${g}"`).join(" or ")}?` : "";
+  const hint = didYouMean(guesses);
   const why =
     owner && owner.status !== "ready"
       ? ` Server "${owner.name}" is ${owner.status}${owner.error ? `: ${owner.error}` : ""}.`
