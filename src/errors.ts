@@ -3,7 +3,11 @@ export type ProxyErrorCode =
   /** The config cannot be used (see ConfigError). */
   | "CONFIG_INVALID"
   /** Every session an upstream may have is busy, and the call waited past its timeout. */
-  | "UPSTREAM_BUSY";
+  | "UPSTREAM_BUSY"
+  /** A config reload removed or changed the server while the call waited for a session. */
+  | "POOL_RETIRED"
+  /** mcpx is shutting down and takes no new calls. */
+  | "SHUTTING_DOWN";
 
 /** An error mcpx raises on purpose: a code to branch on, a message fit to show a user or model. */
 export class ProxyError extends Error {

@@ -1,25 +1,20 @@
 import type { HealthSettings } from "../config/load.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ServerStatus } from "../registry/registry.js";
+import type { ServerHealth, ServerStatus } from "../registry/registry.js";
 import { systemClock, type Clock } from "./clock.js";
 
 /** What the monitor needs from the registry (a group = servers sharing one spec and pool). */
 export interface HealthTarget {
   groups(): { key: string; names: string[] }[];
   statusOf(key: string): ServerStatus | undefined;
-  ping(key: string, timeoutMs: number): Promise<number>;
+  /** Round trip in ms, or "busy": the upstream is occupied by our own calls on that session. */
+  ping(key: string, timeoutMs: number): Promise<number | "busy">;
   rediscover(key: string): Promise<void>;
   updateHealth(
     key: string,
     status: ServerStatus,
-    patch: {
-      consecutiveFailures?: number;
-      lastSuccessAt?: number;
-      latencyMs?: number;
-      downSince?: number;
-      nextRetryAt?: number;
-    },
+    patch: Partial<ServerHealth>,
     error?: string,
   ): void;
 }
@@ -116,10 +111,19 @@ export class HealthMonitor {
     state.running = true;
     try {
       const latencyMs = await this.target.ping(key, this.settings.timeoutMs);
+      if (latencyMs === "busy") {
+        // Busy with our own calls (which have their own timeouts): neither a success nor a
+        // failure. The status stays as it was; the next check asks again.
+        const current = this.target.statusOf(key) ?? "ready";
+        this.target.updateHealth(key, current, { lastCheckAt: this.clock.now() });
+        this.schedulePing(key, state);
+        return;
+      }
       state.failures = 0;
       this.target.updateHealth(key, "ready", {
         consecutiveFailures: 0,
         lastSuccessAt: this.clock.now(),
+        lastCheckAt: this.clock.now(),
         latencyMs,
       });
       this.schedulePing(key, state);
@@ -133,13 +137,22 @@ export class HealthMonitor {
         this.target.updateHealth(
           key,
           "down",
-          { consecutiveFailures: state.failures, downSince: this.clock.now() },
+          {
+            consecutiveFailures: state.failures,
+            downSince: this.clock.now(),
+            lastCheckAt: this.clock.now(),
+          },
           error,
         );
         state.attempts = 0;
         this.scheduleRetry(key, state);
       } else {
-        this.target.updateHealth(key, "degraded", { consecutiveFailures: state.failures }, error);
+        this.target.updateHealth(
+          key,
+          "degraded",
+          { consecutiveFailures: state.failures, lastCheckAt: this.clock.now() },
+          error,
+        );
         this.schedulePing(key, state);
       }
     } finally {

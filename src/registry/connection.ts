@@ -83,8 +83,11 @@ export interface UpstreamSession {
   close(): Promise<void>;
 }
 
-/** Opens a fresh, initialized session with one upstream. */
-export type ClientFactory = () => Promise<UpstreamSession>;
+/**
+ * Opens a fresh, initialized session with one upstream. Aborting `signal` while it opens tears
+ * the attempt down (a spawned process is killed) and rejects.
+ */
+export type ClientFactory = (signal?: AbortSignal) => Promise<UpstreamSession>;
 
 export interface ClientFactoryOptions {
   logger: Logger;
@@ -109,7 +112,7 @@ export function createClientFactory(
   const log = options.logger.child(server.name);
   switch (spec.transport) {
     case "stdio":
-      return () =>
+      return (signal) =>
         connectTransport(
           new ProcessTransport(spec, {
             onStderrLine: (line) => {
@@ -120,19 +123,26 @@ export function createClientFactory(
             ...(options.tracker && { tracker: options.tracker }),
           }),
           options.connectTimeoutMs,
+          signal,
         );
     case "sse":
-      return () => connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
+      return (signal) =>
+        connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs, signal);
     case "http": {
       // Learned once per upstream: servers that only speak the old SSE transport.
       let useSse = false;
-      return async () => {
+      return async (signal) => {
         if (useSse)
-          return connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
+          return connectTransport(
+            createRemoteTransport(spec, "sse"),
+            options.connectTimeoutMs,
+            signal,
+          );
         try {
           return await connectTransport(
             createRemoteTransport(spec, "http"),
             options.connectTimeoutMs,
+            signal,
           );
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
@@ -141,6 +151,7 @@ export function createClientFactory(
           const session = await connectTransport(
             createRemoteTransport(spec, "sse"),
             options.connectTimeoutMs,
+            signal,
           );
           useSse = true;
           return session;
@@ -158,21 +169,30 @@ function isClientError(code: number | undefined): boolean {
   return code !== undefined && code >= 400 && code < 500;
 }
 
-/** Initialize a session over any SDK transport (in-memory pairs in tests). */
+/**
+ * Initialize a session over any SDK transport (in-memory pairs in tests). Aborting `signal`
+ * closes the transport (killing a spawned process) and rejects the connect.
+ */
 export async function connectTransport(
   transport: Transport,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<UpstreamSession> {
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
   client.onerror = () => {};
+  const abort = () => void client.close().catch(() => {});
+  if (signal?.aborted) throw new Error("cancelled before the session started");
+  signal?.addEventListener("abort", abort, { once: true });
   try {
-    await client.connect(transport, { timeout: timeoutMs });
+    await client.connect(transport, { timeout: timeoutMs, ...(signal && { signal }) });
   } catch (err) {
     await client.close().catch(() => {
       /* the connect error is the one worth reporting */
     });
     throw err;
+  } finally {
+    signal?.removeEventListener("abort", abort);
   }
   return new SdkSession(client, transport);
 }

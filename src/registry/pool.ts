@@ -58,6 +58,12 @@ interface Waiter {
   reject(err: Error): void;
 }
 
+/** Why a pool takes no more calls. */
+const CLOSED_MESSAGE = {
+  retired: "the server was reconfigured by a config reload while the call waited; call it again",
+  closed: "mcpx is shutting down",
+} as const;
+
 interface CallerEntry {
   session: Promise<UpstreamSession>;
   inflight: number;
@@ -77,7 +83,16 @@ export class SessionPool {
   /** Spares whose session is initialized (the others are still starting). */
   private readonly ready = new WeakSet<Promise<UpstreamSession>>();
   private leased = 0;
-  private closed = false;
+  /** Leases per session: a session reset() drops while calls hold it closes when they end. */
+  private readonly leases = new Map<UpstreamSession, number>();
+  /** Sessions reset() dropped while calls held them; closed as their last lease ends. */
+  private readonly detached = new Set<UpstreamSession>();
+  /** Sessions being opened now: close() ends them too instead of leaving them to start. */
+  private readonly opening = new Set<Promise<UpstreamSession>>();
+  /** Aborted by close(): a session still starting is torn down at once. */
+  private readonly lifetime = new AbortController();
+  /** Why the pool takes no calls; unset while it does. */
+  private closedBecause: keyof typeof CLOSED_MESSAGE | undefined;
   /** Called whenever a lease ends (retire() waits on it). */
   private onRelease: (() => void) | undefined;
 
@@ -106,9 +121,30 @@ export class SessionPool {
     this.refill();
   }
 
+  private get closed(): boolean {
+    return this.closedBecause !== undefined;
+  }
+
+  /** The error a call gets from a pool that takes no more calls, saying why. */
+  private closedError(): ProxyError {
+    const why = this.closedBecause ?? "closed";
+    return new ProxyError(
+      why === "retired" ? "POOL_RETIRED" : "SHUTTING_DOWN",
+      CLOSED_MESSAGE[why],
+    );
+  }
+
+  /**
+   * Whether `session` is serving calls now. A health check that times out on such a session
+   * says the upstream is busy with our own work, not that it is gone.
+   */
+  busy(session: UpstreamSession): boolean {
+    return !session.closed && (this.leases.get(session) ?? 0) > 0;
+  }
+
   /** Lend a session for one call, per the pool's policy. */
   async acquire(options: AcquireOptions): Promise<Lease> {
-    if (this.closed) throw new Error("the proxy is shutting down");
+    if (this.closed) throw this.closedError();
     switch (this.options.policy) {
       case "isolated":
         return this.acquireIsolated(options);
@@ -128,7 +164,7 @@ export class SessionPool {
    * session used only for this stays a valid spare, since no call has used it.
    */
   async inspect<T>(fn: (session: UpstreamSession) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error("the proxy is shutting down");
+    if (this.closed) throw this.closedError();
     if (this.options.policy === "shared") return fn(await this.sharedSession());
     const session =
       this.options.policy === "isolated" ? await this.takeSpareOrOpen() : await this.openSession();
@@ -157,8 +193,9 @@ export class SessionPool {
   }
 
   /**
-   * Drop every session not lent to a call (spares, the shared one, idle callers' ones) so the
-   * next use opens fresh ones: after an upstream failed, what the pool holds is suspect.
+   * Drop every session so the next use opens fresh ones: after an upstream failed, what the
+   * pool holds is suspect. Sessions lent to calls are not cut under them: the shared session
+   * and busy callers' ones close when their running calls end (or fail on their own).
    */
   async reset(): Promise<void> {
     const spares = this.spares.splice(0);
@@ -168,8 +205,10 @@ export class SessionPool {
       if (entry.inflight === 0) this.dropCaller(caller, entry.session);
     }
     const settled = await Promise.allSettled([...spares, ...(shared ? [shared] : [])]);
+    const sessions = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    for (const s of sessions) if (this.busy(s)) this.detached.add(s);
     await Promise.allSettled(
-      settled.flatMap((r) => (r.status === "fulfilled" ? [this.closeSession(r.value)] : [])),
+      sessions.filter((s) => !this.detached.has(s)).map((s) => this.closeSession(s)),
     );
   }
 
@@ -178,9 +217,8 @@ export class SessionPool {
    * finish for up to `graceMs`, then close everything.
    */
   async retire(graceMs: number): Promise<void> {
-    this.closed = true;
-    for (const w of this.waiters.splice(0))
-      w.reject(new Error("the server was reconfigured; call it again"));
+    this.closedBecause ??= "retired";
+    for (const w of this.waiters.splice(0)) w.reject(this.closedError());
     if (this.leased > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
@@ -197,8 +235,11 @@ export class SessionPool {
 
   /** Close every session this pool opened: spares, leased, shared, per caller. */
   async close(): Promise<void> {
-    this.closed = true;
-    for (const w of this.waiters.splice(0)) w.reject(new Error("the proxy is shutting down"));
+    this.closedBecause ??= "closed";
+    for (const w of this.waiters.splice(0)) w.reject(this.closedError());
+    // Sessions still starting are torn down now (their processes killed), not left to finish.
+    this.lifetime.abort();
+    await Promise.allSettled([...this.opening]);
     for (const entry of this.callers.values()) clearTimeout(entry.idleTimer);
     const pending = [
       ...this.spares.splice(0),
@@ -370,11 +411,19 @@ export class SessionPool {
 
   private lease(session: UpstreamSession, onRelease: () => void): Lease {
     let released = false;
+    this.leases.set(session, (this.leases.get(session) ?? 0) + 1);
     return {
       session,
       release: () => {
         if (released) return;
         released = true;
+        const left = (this.leases.get(session) ?? 1) - 1;
+        if (left > 0) this.leases.set(session, left);
+        else {
+          this.leases.delete(session);
+          // reset() dropped it while this call ran: it closes now that nothing uses it.
+          if (this.detached.delete(session)) this.dispose(session);
+        }
         onRelease();
         this.onRelease?.();
       },
@@ -429,10 +478,17 @@ export class SessionPool {
   }
 
   private async openSession(): Promise<UpstreamSession> {
-    const session = await this.factory();
+    const opening = this.factory(this.lifetime.signal);
+    this.opening.add(opening);
+    let session: UpstreamSession;
+    try {
+      session = await opening;
+    } finally {
+      this.opening.delete(opening);
+    }
     if (this.closed) {
       await session.close();
-      throw new Error("the proxy is shutting down");
+      throw this.closedError();
     }
     this.open.add(session);
     session.onClosed(() => this.open.delete(session));
@@ -451,6 +507,8 @@ export class SessionPool {
       this.options.logger.debug(`closing a session failed: ${errorMessage(err)}`);
     } finally {
       this.open.delete(session);
+      this.leases.delete(session);
+      this.detached.delete(session);
     }
   }
 }

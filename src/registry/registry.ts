@@ -27,6 +27,8 @@ export interface ServerHealth {
   lastSuccessAt?: number;
   /** Round trip of the last successful ping, in ms. */
   latencyMs?: number;
+  /** ms since epoch of the last health check, whatever its outcome. */
+  lastCheckAt?: number;
   /** ms since epoch when the server went down. */
   downSince?: number;
   /** ms since epoch of the next reconnect attempt while down. */
@@ -82,6 +84,8 @@ export class Registry {
   /** server name → fingerprint of its spec. */
   private readonly prints = new Map<string, string>();
   private readonly discoveries = new Map<string, Promise<Catalog>>();
+  /** server name → its discovery under way (settles, never rejects). */
+  private readonly discovering = new Map<string, Promise<void>>();
   /** fingerprint → the upstream's recent stderr lines. */
   private readonly stderrRings = new Map<string, StderrRing>();
   private readonly listeners = new Set<ChangeListener>();
@@ -164,26 +168,24 @@ export class Registry {
     }
     const used = new Set(this.prints.values());
     const stale = [...this.pools].filter(([print]) => !used.has(print));
-    for (const [print] of stale) this.pools.delete(print);
-    const removed = [...before.keys()].filter((name) => !this.states.has(name));
-    if (fresh.length + removed.length > 0) {
-      this.log.info(
-        `config reload: ${fresh.length > 0 ? `starting ${fresh.join(", ")}` : ""}${fresh.length > 0 && removed.length > 0 ? "; " : ""}${removed.length > 0 ? `stopping ${removed.join(", ")}` : ""}`,
-      );
-    }
-    await Promise.all([
-      // Ends the sessions and processes of removed and changed servers.
-      ...fresh.map((name) => this.discover(name)),
-    ]);
-    // Pools of removed and changed servers: their running calls finish (up to the shutdown
-    // grace), then their sessions and processes end. Tracked, so close() can end them at once.
-    for (const [, pool] of stale) {
+    // Pools of removed and changed servers retire now, in the same tick they leave `pools`:
+    // their running calls finish (up to the shutdown grace), then their sessions and processes
+    // end. Tracked in `retiring` from this moment, so a close() at any later point ends them.
+    for (const [print, pool] of stale) {
+      this.pools.delete(print);
       this.retiring.add(pool);
       void pool
         .retire(this.config.shutdownGraceMs)
         .catch((err: unknown) => this.log.debug(`retiring a pool failed: ${errorMessage(err)}`))
         .finally(() => this.retiring.delete(pool));
     }
+    const removed = [...before.keys()].filter((name) => !this.states.has(name));
+    if (fresh.length + removed.length > 0) {
+      this.log.info(
+        `config reload: ${fresh.length > 0 ? `starting ${fresh.join(", ")}` : ""}${fresh.length > 0 && removed.length > 0 ? "; " : ""}${removed.length > 0 ? `stopping ${removed.join(", ")}` : ""}`,
+      );
+    }
+    await Promise.all(fresh.map((name) => this.discover(name)));
     for (const name of fresh) {
       if (this.states.get(name)?.status === "ready") this.pool(name)?.warm();
     }
@@ -232,12 +234,25 @@ export class Registry {
     return name === undefined ? undefined : this.states.get(name)?.status;
   }
 
-  /** Ping a group's upstream through its pool (a spare, the shared session, or a short one). */
-  async ping(key: string, timeoutMs: number): Promise<number> {
+  /**
+   * Ping a group's upstream through its pool (a spare, the shared session, or a short one):
+   * the round trip in ms, or "busy" when the ping failed on a session that is running our own
+   * calls (a single-threaded upstream busy with a call cannot answer; that is not an outage).
+   */
+  async ping(key: string, timeoutMs: number): Promise<number | "busy"> {
     const pool = this.pools.get(key);
     if (!pool) throw new Error("no such server");
     const started = performance.now();
-    await pool.inspect((session) => session.ping({ timeoutMs }));
+    let pinged: UpstreamSession | undefined;
+    try {
+      await pool.inspect((session) => {
+        pinged = session;
+        return session.ping({ timeoutMs });
+      });
+    } catch (err) {
+      if (pinged && pool.busy(pinged)) return "busy";
+      throw err;
+    }
     return performance.now() - started;
   }
 
@@ -311,14 +326,45 @@ export class Registry {
     return () => this.listeners.delete(listener);
   }
 
-  /** Close every pool, and so every upstream session and process. */
+  /**
+   * Close every pool, and so every upstream session and process: the live ones, the ones a
+   * reload is retiring, and sessions still starting.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const pools = [...this.pools.values(), ...this.retiring];
     await Promise.allSettled(pools.map((p) => p.close()));
   }
 
-  private async discover(name: string): Promise<void> {
+  /**
+   * Resolves once `name` is no longer starting (ready or down), at once when it is not starting;
+   * rejects only when `signal` aborts first. Lets a call to a server that is still starting wait
+   * for it (discovery is bounded by discoveryTimeout) instead of failing.
+   */
+  async started(name: string, signal?: AbortSignal): Promise<void> {
+    const pending = this.discovering.get(name);
+    if (!pending) return;
+    if (!signal) return pending;
+    signal.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener("abort", onAbort, { once: true });
+      void pending.then(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+    });
+  }
+
+  private discover(name: string): Promise<void> {
+    const running = this.discoverOnce(name).finally(() => {
+      if (this.discovering.get(name) === running) this.discovering.delete(name);
+    });
+    this.discovering.set(name, running);
+    return running;
+  }
+
+  private async discoverOnce(name: string): Promise<void> {
     const state = this.states.get(name);
     const print = this.prints.get(name);
     if (!state || print === undefined || this.closed) return;
