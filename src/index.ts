@@ -4,18 +4,47 @@
  * shut down cleanly. Exit codes: 0 normal, 1 runtime failure, 2 bad usage or config.
  */
 import { format } from "node:util";
-import { parseCli, UsageError, USAGE } from "./cli.js";
-import { ConfigError, loadConfig } from "./config/load.js";
+import { parseCli, UsageError, USAGE, type CliOptions } from "./cli.js";
+import { ConfigError, loadConfig, type Config } from "./config/load.js";
 import { watchConfig, type ConfigWatcher } from "./config/watch.js";
 import { errorMessage } from "./errors.js";
 import { fileSink } from "./logfile.js";
-import { createLogger, stderrSink } from "./logger.js";
-import { createProxy } from "./proxy.js";
+import { createLogger, stderrSink, type Logger } from "./logger.js";
+import { createProxy, type Proxy } from "./proxy.js";
 import { exposure, serveHttp } from "./server/http.js";
 import { serveStdio } from "./server/stdio.js";
 import { VERSION } from "./version.js";
 
 async function main(): Promise<number | undefined> {
+  const cli = parseArguments();
+  if (typeof cli === "number") return cli;
+  const config = readConfig(cli);
+  if (typeof config === "number") return config;
+  const logger = buildLogger(cli, config);
+  for (const w of config.warnings) logger.warn(w);
+  const bind = exposed(cli, config);
+  if (bind && "error" in bind) {
+    process.stderr.write(`mcpx: ${bind.error}\n`);
+    return 2;
+  }
+  if (bind) logger.warn(bind.warning);
+
+  const proxy = createProxy(config, { logger });
+  const lifecycle = installShutdown(proxy, config, logger);
+  // Serve first: `initialize` never waits for an upstream. Servers still starting show as such
+  // in the catalog and arrive through notifications/tools/list_changed; a call to one waits.
+  lifecycle.stopServing = await serve(cli, proxy, logger, (why) => void lifecycle.shutdown(why));
+  lifecycle.watcher = watch(cli, proxy, logger);
+  void proxy.start().then(() => {
+    const servers = proxy.context.registry.servers();
+    const ready = servers.filter((s) => s.status === "ready").length;
+    logger.info(`${ready}/${servers.length} upstream servers ready`);
+  });
+  return undefined;
+}
+
+/** The command line, or the exit code when it was --help, --version or unusable. */
+function parseArguments(): CliOptions | number {
   let cli;
   try {
     cli = parseCli(process.argv.slice(2));
@@ -39,18 +68,24 @@ async function main(): Promise<number | undefined> {
     );
     return 2;
   }
+  return cli;
+}
 
-  let config;
+function readConfig(cli: CliOptions): Config | number {
   try {
-    config = loadConfig(cli.config);
+    return loadConfig(cli.config ?? "");
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`mcpx: ${err.message}\n`);
     return 2;
   }
+}
+
+/** Logs go to stderr, and to the rotating log file when the config names one. */
+function buildLogger(cli: CliOptions, config: Config): Logger {
   const toStderr = stderrSink();
   const logFile = config.log && fileSink(config.log, (m) => toStderr(`mcpx: ${m}\n`));
-  const logger = createLogger({
+  return createLogger({
     level: cli.logLevel,
     write: logFile
       ? (line) => {
@@ -59,40 +94,48 @@ async function main(): Promise<number | undefined> {
         }
       : toStderr,
   });
-  for (const w of config.warnings) logger.warn(w);
-  // Beyond loopback only with auth, or when the user says so out loud.
-  const exposed = (c: typeof config) =>
-    cli.port === undefined ? undefined : exposure(cli.host, c, cli.allowUnauthenticated);
-  const bind = exposed(config);
-  if (bind && "error" in bind) {
-    process.stderr.write(`mcpx: ${bind.error}\n`);
-    return 2;
-  }
-  if (bind) logger.warn(bind.warning);
+}
 
-  const proxy = createProxy(config, { logger });
-  // Started once the proxy is up; shutdown may come earlier.
-  let watcher: ConfigWatcher | undefined = undefined;
-  let stopServing: () => Promise<void> = async () => {};
+/** Beyond loopback only with auth, or when the user says so out loud. */
+function exposed(cli: CliOptions, config: Config) {
+  return cli.port === undefined ? undefined : exposure(cli.host, config, cli.allowUnauthenticated);
+}
+
+interface Lifecycle {
+  shutdown(why: string): Promise<void>;
+  stopServing: () => Promise<void>;
+  watcher: ConfigWatcher | undefined;
+}
+
+/**
+ * SIGINT/SIGTERM/SIGHUP shut down in a fixed order; a second signal exits at once, killing
+ * every upstream group.
+ */
+function installShutdown(proxy: Proxy, config: Config, logger: Logger): Lifecycle {
   let shuttingDown = false;
-  const shutdown = async (why: string) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info(`shutting down (${why})`);
-    // 0. Stop reloading the config: nothing may start servers from here on.
-    watcher?.close();
-    try {
-      // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
-      await proxy.drain(config.shutdownGraceMs);
-      // The SDK sends a result after its handler's promise settles: give it that turn.
-      await new Promise((resolve) => setImmediate(resolve));
-      // 2. Stop serving: close HTTP sessions and the listener, or the stdio transport.
-      await stopServing();
-    } finally {
-      // 3. Stop health checks and close every upstream (SIGTERM, then SIGKILL per group).
-      await proxy.close();
-    }
-    process.exit(0);
+  const lifecycle: Lifecycle = {
+    stopServing: async () => {},
+    watcher: undefined,
+    shutdown: async (why) => {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      logger.info(`shutting down (${why})`);
+      // 0. Stop reloading the config: nothing may start servers from here on.
+      lifecycle.watcher?.close();
+      try {
+        // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
+        await proxy.drain(config.shutdownGraceMs);
+        // The SDK sends a result after its handler's promise settles: give it that turn.
+        await new Promise((resolve) => setImmediate(resolve));
+        // 2. Stop serving: close HTTP sessions and the listener, or the stdio transport.
+        await lifecycle.stopServing();
+      } finally {
+        // 3. Stop health checks and close every upstream (SIGTERM, then SIGKILL per group),
+        // including pools a reload is retiring and sessions still starting.
+        await proxy.close();
+      }
+      process.exit(0);
+    },
   };
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
@@ -102,20 +145,50 @@ async function main(): Promise<number | undefined> {
         proxy.killNow();
         process.exit(1);
       }
-      void shutdown(signal);
+      void lifecycle.shutdown(signal);
     });
   }
+  return lifecycle;
+}
 
-  await proxy.start();
-  const servers = proxy.context.registry.servers();
-  const ready = servers.filter((s) => s.status === "ready").length;
-  logger.info(`${ready}/${servers.length} upstream servers ready`);
+/** Serve stdio or HTTP; returns how to stop serving. */
+async function serve(
+  cli: CliOptions,
+  proxy: Proxy,
+  logger: Logger,
+  shutdown: (why: string) => void,
+): Promise<() => Promise<void>> {
+  if (cli.port === undefined) {
+    guardStdout();
+    const stdio = await serveStdio(proxy.context, {
+      ...(cli.caller !== undefined && { caller: cli.caller }),
+    });
+    void stdio.ended.then(() => shutdown("stdin closed"));
+    logger.info("serving MCP on stdio");
+    return () => stdio.close();
+  }
+  const http = await serveHttp(proxy.context, {
+    host: cli.host,
+    port: cli.port,
+    allowedHosts: cli.allowedHosts,
+  });
+  if (http.portChanged) {
+    logger.warn(
+      `PORT ${cli.port} IS IN USE: serving on port ${http.port} instead. Point clients at ${http.url}`,
+    );
+  }
+  process.stderr.write(`mcpx listening on ${http.url}\n`);
+  return () => http.close();
+}
 
-  watcher = watchConfig(config.file, {
+/** Hot reload: apply valid edits of the config file, keep serving through invalid ones. */
+function watch(cli: CliOptions, proxy: Proxy, logger: Logger): ConfigWatcher {
+  const file = proxy.context.config.file;
+  return watchConfig(file, {
     logger,
     // A reload must not drop auth from a server that is reachable beyond this machine.
     check: (next) => {
-      const b = exposed(next);
+      const b = exposed(cli, next);
       return b && "error" in b
         ? [
             `auth: missing, but mcpx serves on ${cli.host}, beyond this machine. Keep "auth", or restart with --allow-unauthenticated.`,
@@ -129,30 +202,6 @@ async function main(): Promise<number | undefined> {
     onInvalid: (err) =>
       logger.error(`config change rejected, still serving the previous config: ${err.message}`),
   });
-
-  if (cli.port === undefined) {
-    guardStdout();
-    const stdio = await serveStdio(proxy.context, {
-      ...(cli.caller !== undefined && { caller: cli.caller }),
-    });
-    stopServing = () => stdio.close();
-    void stdio.ended.then(() => shutdown("stdin closed"));
-    logger.info("serving MCP on stdio");
-  } else {
-    const http = await serveHttp(proxy.context, {
-      host: cli.host,
-      port: cli.port,
-      allowedHosts: cli.allowedHosts,
-    });
-    stopServing = () => http.close();
-    if (http.portChanged) {
-      logger.warn(
-        `PORT ${cli.port} IS IN USE: serving on port ${http.port} instead. Point clients at ${http.url}`,
-      );
-    }
-    process.stderr.write(`mcpx listening on ${http.url}\n`);
-  }
-  return undefined;
 }
 
 main().then(

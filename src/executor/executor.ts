@@ -44,6 +44,13 @@ const SDK_CONNECTION_CLOSED = -32000;
 
 const SHUTTING_DOWN = "mcpx is shutting down; the call was not completed. Retry once mcpx is back";
 
+/** Why a request got no upstream session, as the client and the log see it. */
+interface NoSession {
+  text: string;
+  outcome: CallOutcome;
+  error?: string;
+}
+
 /**
  * Runs one `call`: resolve the tool ref → validate arguments → take an isolated session →
  * forward → shape the result. Every failure comes back as an `isError` result that names the
@@ -131,7 +138,10 @@ export class Executor {
       result: textResult(text, true),
       outcome: "refused" as const,
     });
-    const resolved = this.resolve(ref, ctx.view ?? this.registry);
+    const catalog = ctx.view ?? this.registry;
+    const aborted = await this.untilStarted(parseToolRef(ref)?.server, catalog, ctx.signal);
+    if (aborted) return { result: textResult(aborted.text, true), outcome: aborted.outcome };
+    const resolved = this.resolve(ref, catalog);
     if ("error" in resolved) return refused(resolved.error);
     const { server, tool } = resolved;
 
@@ -150,42 +160,12 @@ export class Executor {
     }
 
     const timeoutMs = server.config.timeoutMs;
-    let lease: Lease;
-    try {
-      lease = await this.pool(server.name).acquire({
-        caller: ctx.caller ?? "default",
-        timeoutMs,
-        ...(ctx.signal && { signal: ctx.signal }),
-      });
-    } catch (err) {
-      if (ctx.signal?.aborted) {
-        return {
-          result: textResult(
-            `Call to ${server.name}.${tool.name} cancelled before it started.`,
-            true,
-          ),
-          outcome: "cancelled",
-        };
-      }
-      if (err instanceof ProxyError && err.code === "UPSTREAM_BUSY") {
-        return {
-          result: textResult(
-            `Server "${server.name}" is busy: ${err.message}. The call was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
-            true,
-          ),
-          outcome: "busy",
-        };
-      }
-      return {
-        result: textResult(
-          `Server "${server.name}" could not be started for this call: ${this.log.redact(errorMessage(err))}. ` +
-            `Other servers are unaffected; try again later or use describe() to see server status.`,
-          true,
-        ),
-        outcome: "failed",
-        error: this.log.redact(errorMessage(err)),
-      };
+    const acquired = await this.lease(server, `${server.name}.${tool.name}`, ctx);
+    if ("failure" in acquired) {
+      const { text, outcome, error } = acquired.failure;
+      return { result: textResult(text, true), outcome, ...(error !== undefined && { error }) };
     }
+    const { lease } = acquired;
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
     try {
       const result = await lease.session.callTool(tool.name, args.value, {
@@ -237,21 +217,15 @@ export class Executor {
     serverName: string | undefined,
     ctx: CallContext,
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
-    const found = this.resourceServer(uri, serverName, ctx.view ?? this.registry);
+    const catalog = ctx.view ?? this.registry;
+    const aborted = await this.untilStarted(serverName, catalog, ctx.signal);
+    if (aborted) return { error: aborted.text };
+    const found = this.resourceServer(uri, serverName, catalog);
     if ("error" in found) return found;
     const target = found.server;
-    let lease: Lease;
-    try {
-      lease = await this.pool(target.name).acquire({
-        caller: ctx.caller ?? "default",
-        timeoutMs: target.config.timeoutMs,
-        ...(ctx.signal && { signal: ctx.signal }),
-      });
-    } catch (err) {
-      return {
-        error: `Server "${target.name}" could not be started: ${this.log.redact(errorMessage(err))}.`,
-      };
-    }
+    const acquired = await this.lease(target, `reading ${uri}`, ctx);
+    if ("failure" in acquired) return { error: acquired.failure.text };
+    const { lease } = acquired;
     try {
       const result = await lease.session.readResource(uri, {
         timeoutMs: target.config.timeoutMs,
@@ -271,6 +245,82 @@ export class Executor {
     const pool = this.registry.pool(server);
     if (!pool) throw new Error(`no session pool for ${server}`);
     return pool;
+  }
+
+  /**
+   * A server the caller can see that is still starting is waited for (its discovery is bounded
+   * by discoveryTimeout), so a call made right after mcpx came up runs instead of failing.
+   * Returns what to answer when the caller cancelled meanwhile.
+   */
+  private async untilStarted(
+    name: string | undefined,
+    catalog: CatalogSource,
+    signal: AbortSignal | undefined,
+  ): Promise<NoSession | undefined> {
+    if (name === undefined || catalog.server(name)?.status !== "starting") return undefined;
+    try {
+      await this.registry.started(name, signal);
+      return undefined;
+    } catch {
+      return { text: `Cancelled while server "${name}" was starting.`, outcome: "cancelled" };
+    }
+  }
+
+  /**
+   * Take a session of `server` for one request (`what` names it in messages), or say why there
+   * is none: cancelled while waiting, every session busy, a pool retired by a reload, shutdown,
+   * or the upstream failing to start.
+   */
+  private async lease(
+    server: ServerState,
+    what: string,
+    ctx: CallContext,
+  ): Promise<{ lease: Lease } | { failure: NoSession }> {
+    try {
+      const lease = await this.pool(server.name).acquire({
+        caller: ctx.caller ?? "default",
+        timeoutMs: server.config.timeoutMs,
+        ...(ctx.signal && { signal: ctx.signal }),
+      });
+      return { lease };
+    } catch (err) {
+      return { failure: this.noSession(server, what, err, ctx.signal) };
+    }
+  }
+
+  private noSession(
+    server: ServerState,
+    what: string,
+    err: unknown,
+    signal: AbortSignal | undefined,
+  ): NoSession {
+    if (signal?.aborted)
+      return { text: `${what} cancelled before it started.`, outcome: "cancelled" };
+    const code = err instanceof ProxyError ? err.code : undefined;
+    switch (code) {
+      case "UPSTREAM_BUSY":
+        return {
+          text: `Server "${server.name}" is busy: ${errorMessage(err)}. ${what} was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
+          outcome: "busy",
+        };
+      case "POOL_RETIRED":
+        return {
+          text: `Server "${server.name}" was reconfigured by a config reload while ${what} waited; it was not run. Call it again.`,
+          outcome: "failed",
+        };
+      case "SHUTTING_DOWN":
+        return { text: SHUTTING_DOWN, outcome: "cancelled" };
+      default: {
+        const error = this.log.redact(errorMessage(err));
+        return {
+          text:
+            `Server "${server.name}" could not be started for ${what}: ${error}. ` +
+            `Other servers are unaffected; try again later or use describe() to see server status.`,
+          outcome: "failed",
+          error,
+        };
+      }
+    }
   }
 
   /** Resolve against what the caller may see only: hidden names get no hint that they exist. */

@@ -44,8 +44,35 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/**
+ * Wait until no upstream is still starting, as the client sees it: the describe tool's
+ * description marks servers still being discovered with "[starting]".
+ */
+export async function untilStarted(client: Client, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const { tools } = await client.listTools();
+    const description = tools.find((t) => t.name === "describe")?.description ?? "";
+    if (!description.includes("[starting]")) return;
+    if (Date.now() > deadline) throw new Error("timed out waiting for mcpx's upstreams to start");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export interface StartOptions {
+  /**
+   * Wait until every upstream's first discovery settled (default true). mcpx answers
+   * initialize at once and discovers in the background; most tests want the settled catalog.
+   */
+  waitReady?: boolean;
+}
+
 /** Start `mcpx <config>` over stdio and connect the SDK client to it. */
-export async function startStdio(configFile: string, extraArgs: string[] = []): Promise<Running> {
+export async function startStdio(
+  configFile: string,
+  extraArgs: string[] = [],
+  options: StartOptions = {},
+): Promise<Running> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
@@ -61,6 +88,7 @@ export async function startStdio(configFile: string, extraArgs: string[] = []): 
   transport.onerror = (err) => protocolErrors.push(err);
   const pid = transport.pid;
   if (pid === null) throw new Error("mcpx did not start");
+  if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
     pid,
@@ -82,6 +110,7 @@ export async function startHttp(
   configFile: string,
   extraArgs: string[] = [],
   headers: Record<string, string> = {},
+  options: StartOptions = {},
 ): Promise<RunningHttp> {
   const child = spawn(process.execPath, [MCPX, configFile, "--port", "0", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
@@ -101,6 +130,7 @@ export async function startHttp(
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );
+  if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
     url,

@@ -22,7 +22,11 @@ async function describeOne(
   name: string,
   ctx: ProxyContext,
   view: CatalogView,
+  signal?: AbortSignal,
 ): Promise<{ text: string; error?: true }> {
+  // A server still starting is waited for (discovery is bounded), so its tools are there.
+  const named = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
+  if (named?.status === "starting") await ctx.registry.started(named.name, signal).catch(() => {});
   const servers = view.servers();
   const server = view.server(name);
   if (server) return { text: renderServer(server) };
@@ -101,7 +105,7 @@ export const describeTool: MetaTool = {
       }
       parts.push(
         ...(await Promise.all(
-          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view)),
+          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view, req.signal)),
         )),
       );
     }

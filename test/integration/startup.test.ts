@@ -1,0 +1,75 @@
+/**
+ * mcpx answers `initialize` at once, whatever its upstreams are doing: a server still starting
+ * shows as such, arrives later through notifications/tools/list_changed, and a call to it waits
+ * for it instead of failing. The slow upstream here starts only when the test says so.
+ */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import {
+  eventually,
+  fixtureServer,
+  npmServer,
+  startHttp,
+  startStdio,
+  tempDir,
+  text,
+  writeConfig,
+  type Running,
+} from "../helpers/proxy.js";
+
+function slowConfig() {
+  const dir = tempDir();
+  const release = path.join(dir, "release");
+  const file = writeConfig(
+    {
+      mcpServers: {
+        memory: npmServer("@modelcontextprotocol/server-memory"),
+        slow: fixtureServer("faulty.mjs", { FAULT_START_UNTIL: release }),
+      },
+    },
+    dir,
+  );
+  return { file, release: () => writeFileSync(release, "") };
+}
+
+const transports: [string, (file: string) => Promise<Running>][] = [
+  ["stdio", (file) => startStdio(file, [], { waitReady: false })],
+  ["http", (file) => startHttp(file, [], {}, { waitReady: false })],
+];
+
+describe.each(transports)("startup over %s", (_name, start) => {
+  it("answers initialize while an upstream is still starting; it arrives by list_changed", async () => {
+    const { file, release } = slowConfig();
+    // Connecting means initialize was answered, and the slow server has not started: it cannot
+    // until release() below.
+    const proxy = await start(file);
+    try {
+      let changed = 0;
+      proxy.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed += 1;
+      });
+      const { tools } = await proxy.client.listTools();
+      const describeText = tools.find((t) => t.name === "describe")?.description ?? "";
+      expect(describeText).toMatch(/slow \[starting\]/);
+
+      // A call to the starting server waits for it rather than failing.
+      const pending = proxy.client.callTool({
+        name: "call",
+        arguments: { method: "slow.echo", arguments: { message: "waited" } },
+      });
+      const before = changed;
+      release();
+      expect(text(await pending)).toBe("waited");
+      await eventually(() => changed > before, 10_000, "tools/list_changed");
+      const after = await proxy.client.listTools();
+      const now = after.tools.find((t) => t.name === "describe")?.description ?? "";
+      expect(now).not.toMatch(/\[starting\]/);
+      expect(now).toMatch(/slow: .*echo/);
+    } finally {
+      release();
+      await proxy.close();
+    }
+  });
+});
