@@ -1,17 +1,26 @@
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+/**
+ * Streamable HTTP downstream: `/mcp` and `/mcp/<caller>`, sessions, `/healthz`. Security checks
+ * (Host, Origin, bearer tokens) come from http-security.ts.
+ */
+import { randomUUID } from "node:crypto";
 import type { Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { hostname, networkInterfaces } from "node:os";
 import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { AuthConfig, Config } from "../config/load.js";
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import type { ProxyContext } from "./context.js";
+import {
+  allowedHostnames,
+  bearerToken,
+  jsonRpcError,
+  originValidation,
+  TokenTable,
+} from "./http-security.js";
 import { authInfoFor, cleanCaller, createMcpServer, type DownstreamServer } from "./mcp-server.js";
 
 export interface HttpOptions {
@@ -50,97 +59,19 @@ interface Session {
 
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
-const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
+export { allowedHostnames, exposure, isLoopback } from "./http-security.js";
 
-/** Whether binding `host` keeps mcpx on this machine. */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/**
- * Whether a bind is allowed: beyond loopback, only with auth or an explicit opt-out. Returns the
- * problem to refuse with, or the warning to shout; nothing for a safe bind.
- */
-export function exposure(
-  host: string,
-  config: Pick<Config, "auth">,
-  allowUnauthenticated: boolean,
-): { error: string } | { warning: string } | undefined {
-  if (isLoopback(host) || config.auth) return undefined;
-  if (!allowUnauthenticated) {
-    return {
-      error: `--host ${host} makes mcpx reachable from other machines, but the config has no "auth". Add "auth": { "tokens": { "\${MCPX_TOKEN}": "caller-name" } }, bind 127.0.0.1, or pass --allow-unauthenticated to let anyone who can reach ${host} use every upstream.`,
-    };
-  }
-  return {
-    warning: `SERVING WITHOUT AUTHENTICATION ON ${host}: anyone who can reach this address can call every upstream tool of the default profile. Configure "auth" to stop this.`,
-  };
-}
-
-/** Hostnames (as URL.hostname writes them) a request may name in its Host or Origin header. */
-export function allowedHostnames(bind: string, extra: readonly string[] = []): string[] {
-  const names = new Set(["localhost", "127.0.0.1", "[::1]", ...extra]);
-  const add = (h: string) => names.add(h.includes(":") && !h.startsWith("[") ? `[${h}]` : h);
-  if (!isLoopback(bind)) {
-    names.add(hostname());
-    if (WILDCARD.has(bind)) {
-      add(bind);
-      for (const addrs of Object.values(networkInterfaces()))
-        for (const a of addrs ?? []) add(a.address);
-    } else {
-      add(bind);
-    }
-  }
-  return [...names];
-}
-
-/** Refuse requests from a browser page of another origin (403), as MCP's security guidance asks. */
-function originValidation(allowed: readonly string[]) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const origin = req.header("origin");
-    if (origin === undefined) return next();
-    let host: string | undefined;
-    try {
-      host = new URL(origin).hostname;
-    } catch {
-      // "null" and other opaque origins: not ours.
-    }
-    if (host !== undefined && allowed.includes(host)) return next();
-    jsonRpcError(res, 403, -32000, `Forbidden: origin ${origin} may not use this server.`);
-  };
-}
-
-/**
- * Bearer tokens as sha256 digests: comparing equal-length digests with timingSafeEqual, against
- * every token without stopping at a match, leaks neither a token's bytes nor which one matched.
- */
-class TokenTable {
-  private readonly digests = new WeakMap<AuthConfig, { digest: Buffer; caller: string }[]>();
-
-  callerOf(auth: AuthConfig, token: string): string | undefined {
-    let table = this.digests.get(auth);
-    if (!table) {
-      table = [...auth.tokens].map(([t, caller]) => ({ digest: sha256(t), caller }));
-      this.digests.set(auth, table);
-    }
-    const presented = sha256(token);
-    let found: string | undefined;
-    for (const entry of table) {
-      if (timingSafeEqual(entry.digest, presented)) found ??= entry.caller;
-    }
-    return found;
-  }
-}
-
-function sha256(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
 /** Tool arguments can carry whole files (filesystem write_file): allow more than express's 100 kB. */
 const BODY_LIMIT = "32mb";
 
 /** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
 const ROUTES = ["/mcp", "/mcp/:caller"];
+
+/** Who a request is, after authentication: its caller, and whether a token fixed it. */
+interface Identity {
+  caller?: string;
+  pinned: boolean;
+}
 
 /**
  * Serve streamable HTTP at /mcp: POST for requests, GET for the server-to-client stream (Claude
@@ -152,9 +83,8 @@ const ROUTES = ["/mcp", "/mcp/:caller"];
  * Nothing about a request is forwarded upstream: upstream sessions carry only their config.
  */
 export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promise<HttpHandle> {
-  const log = ctx.logger;
-  const sessions = new Map<string, Session>();
   const tokens = new TokenTable();
+  const sessions = new SessionTable(ctx, options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS);
   const app = express();
   app.disable("x-powered-by");
   const allowed = allowedHostnames(options.host, options.allowedHosts);
@@ -162,203 +92,13 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   app.use(hostHeaderValidation(allowed));
   app.use(originValidation(allowed));
   app.use(express.json({ limit: BODY_LIMIT }));
-
-  // 200 whenever mcpx serves; the body says how each upstream is doing. With auth configured,
-  // the per-server detail (names, errors) is for token holders only; a load balancer's
-  // unauthenticated probe still gets the overall status.
-  app.get("/healthz", (req: Request, res: Response) => {
-    const report = healthReport(ctx.registry);
-    const auth = ctx.config.auth;
-    if (auth) {
-      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(req.header("authorization") ?? "");
-      const caller = m?.[1] === undefined ? undefined : tokens.callerOf(auth, m[1]);
-      if (caller === undefined) {
-        res.json({ status: report.status });
-        return;
-      }
-      // A token holder sees the servers of its own profile, as describe shows them.
-      const visible = new Set(
-        ctx.views
-          .forCaller(caller)
-          .servers()
-          .map((s) => s.name),
-      );
-      report.servers = Object.fromEntries(
-        Object.entries(report.servers).filter(([n]) => visible.has(n)),
-      );
-    }
-    res.json(report);
-  });
-
-  /** Authenticate and name the caller; false when a 401 went out. */
-  const identify = (req: Request, res: Response): { caller?: string; pinned: boolean } | false => {
-    // Read per request: a reload that adds, changes or removes tokens applies at once.
-    const auth = ctx.config.auth;
-    let caller: string | undefined;
-    if (auth) {
-      const header = req.header("authorization") ?? "";
-      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-      caller = m?.[1] === undefined ? undefined : tokens.callerOf(auth, m[1]);
-      if (caller === undefined) {
-        res.setHeader(
-          "WWW-Authenticate",
-          m ? 'Bearer realm="mcpx", error="invalid_token"' : 'Bearer realm="mcpx"',
-        );
-        jsonRpcError(
-          res,
-          401,
-          -32000,
-          m
-            ? "Unauthorized: the bearer token is not valid."
-            : "Unauthorized: send Authorization: Bearer <token>.",
-        );
-        return false;
-      }
-    }
-    const fromPath = req.params.caller;
-    caller ??=
-      cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
-      cleanCaller(req.header("x-mcpx-caller"));
-    // The SDK hands req.auth to request handlers as extra.authInfo.
-    (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller);
-    return { ...(caller !== undefined && { caller }), pinned: auth !== undefined };
-  };
-
-  const existing = (
-    req: Request,
-    who: { caller?: string; pinned: boolean },
-  ): Session | undefined => {
-    const id = req.header("mcp-session-id");
-    const session = id === undefined ? undefined : sessions.get(id);
-    // A session opened with one token is invisible to every other token.
-    if (session?.owner !== undefined && who.pinned && session.owner !== who.caller)
-      return undefined;
-    return session;
-  };
-
-  /** Count the response as activity of `session` while it is open. */
-  const inUse = (session: Session, res: Response) => {
-    session.open += 1;
-    session.lastSeen = Date.now();
-    res.once("close", () => {
-      session.open -= 1;
-      session.lastSeen = Date.now();
-    });
-  };
-
-  // Sessions whose client left without DELETE would otherwise live (and listen to catalog
-  // changes) until mcpx exits.
-  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
-  const sweeper = setInterval(
-    () => {
-      const now = Date.now();
-      for (const session of sessions.values()) {
-        if (session.open === 0 && now - session.lastSeen > idleMs) {
-          log.debug("closing an HTTP session idle past sessionIdleMs");
-          void session.transport.close().catch(() => {
-            /* already closed */
-          });
-        }
-      }
-    },
-    Math.max(10, Math.min(60_000, Math.floor(idleMs / 2))),
-  );
-  sweeper.unref();
-
-  app.post(ROUTES, async (req: Request, res: Response) => {
-    try {
-      const who = identify(req, res);
-      if (!who) return;
-      const session = existing(req, who);
-      if (!session) {
-        if (req.header("mcp-session-id") !== undefined) {
-          jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
-          return;
-        }
-        if (!isInitializeRequest(req.body)) {
-          jsonRpcError(
-            res,
-            400,
-            -32000,
-            "Bad request: no mcp-session-id header and not an initialize request.",
-          );
-          return;
-        }
-        const downstream = createMcpServer(ctx);
-        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => {
-            sessions.set(id, {
-              transport,
-              downstream,
-              ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
-              lastSeen: Date.now(),
-              open: 0,
-            });
-          },
-        });
-        transport.onclose = () => {
-          if (transport.sessionId) sessions.delete(transport.sessionId);
-          void downstream.close().catch(() => {
-            /* already closed */
-          });
-        };
-        await downstream.server.connect(transport);
-        await transport.handleRequest(req, res, req.body);
-        // The SDK refused the initialize (bad Accept, bad version…): no session was made, so
-        // nothing else will ever close this server and its catalog subscription.
-        if (transport.sessionId === undefined) await downstream.close();
-        return;
-      }
-      inUse(session, res);
-      await session.transport.handleRequest(req, res, req.body);
-    } catch (err) {
-      log.error(`HTTP request failed: ${errorMessage(err)}`);
-      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
-    }
-  });
-
-  const sessionRequest = async (req: Request, res: Response) => {
-    const who = identify(req, res);
-    if (!who) return;
-    const session = existing(req, who);
-    if (!session) {
-      jsonRpcError(
-        res,
-        req.header("mcp-session-id") ? 404 : 400,
-        -32000,
-        "Unknown or missing mcp-session-id.",
-      );
-      return;
-    }
-    inUse(session, res);
-    try {
-      await session.transport.handleRequest(req, res);
-    } catch (err) {
-      log.error(`HTTP ${req.method} failed: ${errorMessage(err)}`);
-      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
-    }
-  };
-  app.get(ROUTES, sessionRequest);
-  app.delete(ROUTES, sessionRequest);
-
-  // Last: a body that is not JSON (or too large) gets a JSON-RPC error, not Express's HTML page,
-  // and nothing of the body reaches a log (express's default handler prints it with console).
-  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const type = (err as { type?: unknown }).type;
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
-    if (type === "entity.parse.failed")
-      jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
-    else if (type === "entity.too.large")
-      jsonRpcError(res, 413, -32600, `Request too large (limit ${BODY_LIMIT}).`);
-    else {
-      log.error(`HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`);
-      jsonRpcError(res, 500, -32603, "Internal error");
-    }
-  });
+  app.get("/healthz", healthz(ctx, tokens));
+  const identify = (req: Request, res: Response) => authenticate(ctx, tokens, req, res);
+  app.post(ROUTES, postRoute(ctx, sessions, identify));
+  const other = sessionRoute(ctx, sessions, identify);
+  app.get(ROUTES, other);
+  app.delete(ROUTES, other);
+  app.use(errorRoute(ctx));
 
   const { server, port, portChanged } = await listen(app, options);
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/mcp`;
@@ -370,20 +110,260 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       return sessions.size;
     },
     close: async () => {
-      clearInterval(sweeper);
       // Stop accepting first, then end every session (their SSE streams keep sockets open).
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      const all = [...sessions.values()];
-      sessions.clear();
-      await Promise.allSettled(all.map((s) => s.downstream.close()));
+      await sessions.closeAll();
       server.closeAllConnections();
       await closing;
     },
   };
 }
 
-function jsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
+/**
+ * GET /healthz: 200 whenever mcpx serves; the body says how each upstream is doing. With auth
+ * configured, the per-server detail (names, errors) is for token holders only, and only for the
+ * servers of their profile; a load balancer's unauthenticated probe gets the overall status.
+ */
+function healthz(ctx: ProxyContext, tokens: TokenTable) {
+  return (req: Request, res: Response) => {
+    const report = healthReport(ctx.registry);
+    const auth = ctx.config.auth;
+    if (auth) {
+      const token = bearerToken(req);
+      const caller = token ? tokens.callerOf(auth, token) : undefined;
+      if (caller === undefined) {
+        res.json({ status: report.status });
+        return;
+      }
+      const visible = new Set(
+        ctx.views
+          .forCaller(caller)
+          .servers()
+          .map((s) => s.name),
+      );
+      report.servers = Object.fromEntries(
+        Object.entries(report.servers).filter(([n]) => visible.has(n)),
+      );
+    }
+    res.json(report);
+  };
+}
+
+/**
+ * Authenticate a request and name its caller; false when a 401 went out. Read per request: a
+ * reload that adds, changes or removes tokens applies at once.
+ */
+function authenticate(
+  ctx: ProxyContext,
+  tokens: TokenTable,
+  req: Request,
+  res: Response,
+): Identity | false {
+  const auth = ctx.config.auth;
+  let caller: string | undefined;
+  if (auth) {
+    const token = bearerToken(req);
+    caller = token ? tokens.callerOf(auth, token) : undefined;
+    if (caller === undefined) {
+      res.setHeader(
+        "WWW-Authenticate",
+        token ? 'Bearer realm="mcpx", error="invalid_token"' : 'Bearer realm="mcpx"',
+      );
+      jsonRpcError(
+        res,
+        401,
+        -32000,
+        token
+          ? "Unauthorized: the bearer token is not valid."
+          : "Unauthorized: send Authorization: Bearer <token>.",
+      );
+      return false;
+    }
+  }
+  const fromPath = req.params.caller;
+  caller ??=
+    cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
+    cleanCaller(req.header("x-mcpx-caller"));
+  // The SDK hands req.auth to request handlers as extra.authInfo.
+  (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller);
+  return { ...(caller !== undefined && { caller }), pinned: auth !== undefined };
+}
+
+type Identify = (req: Request, res: Response) => Identity | false;
+
+/** POST /mcp: an initialize opens a session; anything else goes to the session it names. */
+function postRoute(ctx: ProxyContext, sessions: SessionTable, identify: Identify) {
+  return async (req: Request, res: Response) => {
+    try {
+      const who = identify(req, res);
+      if (!who) return;
+      const session = sessions.find(req, who);
+      if (session) {
+        sessions.touch(session, res);
+        await session.transport.handleRequest(req, res, req.body);
+        return;
+      }
+      if (req.header("mcp-session-id") !== undefined) {
+        jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
+        return;
+      }
+      if (!isInitializeRequest(req.body)) {
+        jsonRpcError(
+          res,
+          400,
+          -32000,
+          "Bad request: no mcp-session-id header and not an initialize request.",
+        );
+        return;
+      }
+      await sessions.open(who, req, res);
+    } catch (err) {
+      ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
+    }
+  };
+}
+
+/** GET (the server-to-client stream) and DELETE (end the session) of an existing session. */
+function sessionRoute(ctx: ProxyContext, sessions: SessionTable, identify: Identify) {
+  return async (req: Request, res: Response) => {
+    const who = identify(req, res);
+    if (!who) return;
+    const session = sessions.find(req, who);
+    if (!session) {
+      jsonRpcError(
+        res,
+        req.header("mcp-session-id") ? 404 : 400,
+        -32000,
+        "Unknown or missing mcp-session-id.",
+      );
+      return;
+    }
+    sessions.touch(session, res);
+    try {
+      await session.transport.handleRequest(req, res);
+    } catch (err) {
+      ctx.logger.error(`HTTP ${req.method} failed: ${errorMessage(err)}`);
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
+    }
+  };
+}
+
+/**
+ * Last: a body that is not JSON (or too large) gets a JSON-RPC error, not Express's HTML page,
+ * and nothing of the body reaches a log (express's default handler prints it with console).
+ */
+function errorRoute(ctx: ProxyContext) {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const type = (err as { type?: unknown }).type;
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    if (type === "entity.parse.failed")
+      jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
+    else if (type === "entity.too.large")
+      jsonRpcError(res, 413, -32600, `Request too large (limit ${BODY_LIMIT}).`);
+    else {
+      ctx.logger.error(
+        `HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`,
+      );
+      jsonRpcError(res, 500, -32603, "Internal error");
+    }
+  };
+}
+
+/**
+ * The open downstream sessions, each with its SDK transport and server. Sessions whose client
+ * left without DELETE are closed after `idleMs` with no request and no open stream; otherwise
+ * they would live (and listen to catalog changes) until mcpx exits.
+ */
+class SessionTable {
+  private readonly sessions = new Map<string, Session>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly ctx: ProxyContext,
+    private readonly idleMs: number,
+  ) {
+    this.sweeper = setInterval(
+      () => this.sweep(),
+      Math.max(10, Math.min(60_000, Math.floor(idleMs / 2))),
+    );
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** The session a request names, unless it was opened with another token. */
+  find(req: Request, who: Identity): Session | undefined {
+    const id = req.header("mcp-session-id");
+    const session = id === undefined ? undefined : this.sessions.get(id);
+    // A session opened with one token is invisible to every other token.
+    if (session?.owner !== undefined && who.pinned && session.owner !== who.caller)
+      return undefined;
+    return session;
+  }
+
+  /** Count the response as activity of `session` while it is open. */
+  touch(session: Session, res: Response): void {
+    session.open += 1;
+    session.lastSeen = Date.now();
+    res.once("close", () => {
+      session.open -= 1;
+      session.lastSeen = Date.now();
+    });
+  }
+
+  /** Answer an initialize with a new session (its own SDK server and transport). */
+  async open(who: Identity, req: Request, res: Response): Promise<void> {
+    const downstream = createMcpServer(this.ctx);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, {
+          transport,
+          downstream,
+          ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
+          lastSeen: Date.now(),
+          open: 0,
+        });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+      void downstream.close().catch(() => {
+        /* already closed */
+      });
+    };
+    await downstream.server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+    // The SDK refused the initialize (bad Accept, bad version…): no session was made, so
+    // nothing else will ever close this server and its catalog subscription.
+    if (transport.sessionId === undefined) await downstream.close();
+  }
+
+  /** End every session (shutdown). */
+  async closeAll(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(all.map((s) => s.downstream.close()));
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const session of this.sessions.values()) {
+      if (session.open === 0 && now - session.lastSeen > this.idleMs) {
+        this.ctx.logger.debug("closing an HTTP session idle past sessionIdleMs");
+        void session.transport.close().catch(() => {
+          /* already closed */
+        });
+      }
+    }
+  }
 }
 
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */

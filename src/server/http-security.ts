@@ -1,0 +1,107 @@
+/**
+ * HTTP security: who may bind where, which Host and Origin headers a request may carry, and
+ * bearer tokens. Pure functions and small classes; the routes in http.ts apply them.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { hostname, networkInterfaces } from "node:os";
+import type { NextFunction, Request, Response } from "express";
+import type { AuthConfig, Config } from "../config/load.js";
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** Whether binding `host` keeps mcpx on this machine. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Whether a bind is allowed: beyond loopback, only with auth or an explicit opt-out. Returns the
+ * problem to refuse with, or the warning to shout; nothing for a safe bind.
+ */
+export function exposure(
+  host: string,
+  config: Pick<Config, "auth">,
+  allowUnauthenticated: boolean,
+): { error: string } | { warning: string } | undefined {
+  if (isLoopback(host) || config.auth) return undefined;
+  if (!allowUnauthenticated) {
+    return {
+      error: `--host ${host} makes mcpx reachable from other machines, but the config has no "auth". Add "auth": { "tokens": { "\${MCPX_TOKEN}": "caller-name" } }, bind 127.0.0.1, or pass --allow-unauthenticated to let anyone who can reach ${host} use every upstream.`,
+    };
+  }
+  return {
+    warning: `SERVING WITHOUT AUTHENTICATION ON ${host}: anyone who can reach this address can call every upstream tool of the default profile. Configure "auth" to stop this.`,
+  };
+}
+
+/** Hostnames (as URL.hostname writes them) a request may name in its Host or Origin header. */
+export function allowedHostnames(bind: string, extra: readonly string[] = []): string[] {
+  const names = new Set(["localhost", "127.0.0.1", "[::1]", ...extra]);
+  const add = (h: string) => names.add(h.includes(":") && !h.startsWith("[") ? `[${h}]` : h);
+  if (!isLoopback(bind)) {
+    names.add(hostname());
+    if (WILDCARD.has(bind)) {
+      add(bind);
+      for (const addrs of Object.values(networkInterfaces()))
+        for (const a of addrs ?? []) add(a.address);
+    } else {
+      add(bind);
+    }
+  }
+  return [...names];
+}
+
+/** Refuse requests from a browser page of another origin (403), as MCP's security guidance asks. */
+export function originValidation(allowed: readonly string[]) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const origin = req.header("origin");
+    if (origin === undefined) return next();
+    let host: string | undefined;
+    try {
+      host = new URL(origin).hostname;
+    } catch {
+      // "null" and other opaque origins: not ours.
+    }
+    if (host !== undefined && allowed.includes(host)) return next();
+    jsonRpcError(res, 403, -32000, `Forbidden: origin ${origin} may not use this server.`);
+  };
+}
+
+/**
+ * Bearer tokens as sha256 digests: comparing equal-length digests with timingSafeEqual, against
+ * every token without stopping at a match, leaks neither a token's bytes nor which one matched.
+ */
+export class TokenTable {
+  private readonly digests = new WeakMap<AuthConfig, { digest: Buffer; caller: string }[]>();
+
+  callerOf(auth: AuthConfig, token: string): string | undefined {
+    let table = this.digests.get(auth);
+    if (!table) {
+      table = [...auth.tokens].map(([t, caller]) => ({ digest: sha256(t), caller }));
+      this.digests.set(auth, table);
+    }
+    const presented = sha256(token);
+    let found: string | undefined;
+    for (const entry of table) {
+      if (timingSafeEqual(entry.digest, presented)) found ??= entry.caller;
+    }
+    return found;
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/** The token of an `Authorization: Bearer <token>` header; null when the header has another form. */
+export function bearerToken(req: Request): string | null | undefined {
+  const header = req.header("authorization");
+  if (header === undefined) return undefined;
+  return /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? null;
+}
+
+/** A JSON-RPC error answer with an HTTP status (id null: it answers no particular request). */
+export function jsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
+}
