@@ -1,0 +1,118 @@
+/**
+ * Start-up: time from spawning mcpx (stdio) to its answer to `initialize`, and to a complete
+ * catalog (tools/list whose describe description marks no server as still starting), with the
+ * example upstreams, with one upstream that needs 5 s to start, and with 16 upstreams.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { table, type BenchSection } from "./report.js";
+import { npmServer, replayServer, ROOT, type StdioSpec } from "./upstreams.js";
+
+const MCPX = path.join(ROOT, "dist/index.js");
+const RUNS = 5;
+const SLOW_MS = 5_000;
+
+interface Case {
+  name: string;
+  servers: Record<string, StdioSpec & { discoveryTimeout?: number }>;
+}
+
+function cases(dir: string): Case[] {
+  const three = {
+    everything: npmServer("@modelcontextprotocol/server-everything", ["stdio"]),
+    filesystem: npmServer("@modelcontextprotocol/server-filesystem", [dir]),
+    memory: npmServer("@modelcontextprotocol/server-memory", [], {
+      MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),
+    }),
+  };
+  const slow = {
+    command: process.execPath,
+    args: [path.join(ROOT, "test/fixtures/upstreams/faulty.mjs")],
+    env: { FAULT_START_DELAY_MS: String(SLOW_MS) },
+  };
+  // Distinct env per replay: identical specs would share one pool and one discovery.
+  const replays = Object.fromEntries(
+    Array.from({ length: 13 }, (_, i) => [`github${i + 1}`, replayServer({ REPLAY_ID: `${i}` })]),
+  );
+  return [
+    { name: "3 upstreams (example servers)", servers: three },
+    {
+      name: `3 upstreams + 1 that needs ${SLOW_MS / 1000} s to start`,
+      servers: { ...three, slow },
+    },
+    { name: "16 upstreams (3 example + 13 × 117-tool corpus)", servers: { ...three, ...replays } },
+  ];
+}
+
+/** One cold start: ms to the initialize answer, and ms until no server shows [starting]. */
+async function coldStart(configFile: string): Promise<{ initialize: number; catalog: number }> {
+  const started = performance.now();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCPX, configFile, "--log-level", "warn"],
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "mcpx-bench-startup", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+    const initialize = performance.now() - started;
+    for (;;) {
+      const { tools } = await client.listTools();
+      const description = tools.find((t) => t.name === "describe")?.description ?? "";
+      if (!description.includes("[starting]")) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return { initialize, catalog: performance.now() - started };
+  } finally {
+    await client.close();
+    // The client's close ends mcpx's stdin; mcpx then stops every upstream and exits.
+    await waitExit(transport.pid);
+  }
+}
+
+async function waitExit(pid: number | null): Promise<void> {
+  if (pid === null) return;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+export async function runStartupBench(): Promise<BenchSection> {
+  const dir = mkdtempSync(path.join(tmpdir(), "mcpx-bench-startup-"));
+  try {
+    const rows: (string | number)[][] = [];
+    for (const c of cases(dir)) {
+      const file = path.join(dir, `${rows.length}.json`);
+      writeFileSync(file, JSON.stringify({ mcpServers: c.servers }));
+      const runs = [];
+      for (let i = 0; i < RUNS; i++) runs.push(await coldStart(file));
+      rows.push([
+        c.name,
+        `${median(runs.map((r) => r.initialize)).toFixed(0)} ms`,
+        `${Math.max(...runs.map((r) => r.initialize)).toFixed(0)} ms`,
+        `${median(runs.map((r) => r.catalog)).toFixed(0)} ms`,
+      ]);
+    }
+    const markdown = [
+      `Cold starts of \`node dist/index.js <config>\` over stdio, ${RUNS} runs per case (\`npm run bench -- startup\`). ` +
+        "**initialize**: spawn until the answer to `initialize`; **catalog**: spawn until `tools/list` " +
+        "shows no server still starting. mcpx answers `initialize` before any upstream has started; " +
+        "late servers arrive through `notifications/tools/list_changed`.",
+      "",
+      table(["case", "initialize p50", "initialize max", "catalog p50"], rows),
+    ].join("\n");
+    return { id: "startup", title: "Start-up", markdown };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
