@@ -35,7 +35,7 @@ async function main(): Promise<number | undefined> {
   }
   if (cli.config === undefined) {
     process.stderr.write(
-      `mcpx: no config file given. Pass the path of a JSON file with "mcpServers" (see config.example.json).\n\n${USAGE}\n`,
+      `mcpx: no config file given. Pass the path of a JSON file with "mcpServers" (e.g. examples/npx.json, shipped with mcpx).\n\n${USAGE}\n`,
     );
     return 2;
   }

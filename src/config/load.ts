@@ -36,7 +36,7 @@ export function loadConfig(file: string, env: Env = process.env): Config {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(abs, [
       code === "ENOENT"
-        ? 'file not found. Pass the path of a JSON file with an "mcpServers" object (see config.example.json).'
+        ? 'file not found. Pass the path of a JSON file with an "mcpServers" object (e.g. examples/npx.json, shipped with mcpx).'
         : `cannot read the file (${code ?? "unknown error"}). Check its permissions.`,
     ]);
   }

@@ -17,6 +17,7 @@ import { nearest, suggest } from "../../src/config/suggest.js";
 import { ProxyError } from "../../src/errors.js";
 
 const FILE = path.resolve("/configs/team/mcpx.json");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 type Env = Record<string, string | undefined>;
 
 function parse(raw: unknown, env: Env = {}): Config {
@@ -136,6 +137,12 @@ describe("loadConfig", () => {
     expect(specs[1]!.cwd).toBe(path.join(dir, "nested", "deeper"));
     expect(specs[2]!.cwd).toBe(path.resolve("/opt/abs"));
     expect("cwd" in specs[3]!).toBe(false);
+  });
+
+  it.each(["config.example.json", "examples/npx.json"])("loads the example %s", (name) => {
+    const config = loadConfig(path.join(ROOT, name), {});
+    expect(config.servers.length).toBeGreaterThan(0);
+    expect(config.warnings).toEqual([]);
   });
 
   it("expands variables from the env it is given, not process.env", () => {
