@@ -53,6 +53,7 @@ export default tseslint.config(
       "src/compression/**/*.ts",
       "src/config/**/*.ts",
       "src/health/**/*.ts",
+      "src/json.ts",
     ],
     rules: {
       "no-restricted-imports": [

@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // A temp root per run, and a failed run if a test leaves anything in it.
+    globalSetup: ["test/setup/temp-root.ts"],
+    setupFiles: ["test/setup/remove-temp.ts"],
   },
 });

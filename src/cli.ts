@@ -21,7 +21,7 @@ export const USAGE = `Usage: mcpx <config.json> [--port N] [--host H] [--caller 
 Serve the MCP servers of <config.json> to an AI client through three meta-tools
 (describe, call, resources).
 
-  (no --port)        serve MCP over stdio (e.g. claude mcp add mcpx -- npx mcpx /abs/config.json)
+  (no --port)        serve MCP over stdio (e.g. claude mcp add mcpx -- mcpx /abs/config.json)
   --port N           serve streamable HTTP at http://HOST:N/mcp
   --host H           interface to bind with --port (default 127.0.0.1); other interfaces
                      need "auth" in the config, or --allow-unauthenticated

@@ -64,7 +64,7 @@ function parseArguments(): CliOptions | number {
   }
   if (cli.config === undefined) {
     process.stderr.write(
-      `mcpx: no config file given. Pass the path of a JSON file with "mcpServers" (see config.example.json).\n\n${USAGE}\n`,
+      `mcpx: no config file given. Pass the path of a JSON file with "mcpServers" (e.g. examples/npx.json, shipped with mcpx).\n\n${USAGE}\n`,
     );
     return 2;
   }

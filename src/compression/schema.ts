@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 
 import type { compile as Compile, Options as CompileOptions } from "json-schema-to-typescript";
 
+import { canonicalJson } from "../json.js";
 import type { JsonSchema } from "../types.js";
 
 /**
@@ -219,16 +220,6 @@ export class SchemaCompiler {
       clearTimeout(timer);
     }
   }
-}
-
-/** JSON with object keys sorted, so equal schemas hash equally whatever their key order. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (!isNode(v)) return v;
-    const sorted: Node = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = v[k];
-    return sorted;
-  });
 }
 
 function isNode(value: unknown): value is Node {

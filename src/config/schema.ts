@@ -28,49 +28,54 @@ const common = {
   idleTimeout: timeoutMs.optional(),
 };
 
-const stdioServer = z.strictObject({
-  type: z.literal("stdio"),
+/** Keys only a stdio server has. */
+const stdioShape = {
   command: z.string().min(1, { error: "must be a non-empty command (an executable or path)" }),
   args: z.array(z.string()).optional(),
   env: stringMap.optional(),
   cwd: z.string().optional(),
   inheritEnv: z.boolean().optional(),
-  ...common,
-});
+};
 
-const remoteServer = z.strictObject({
-  type: z.enum(["http", "streamable-http", "sse"]),
-  // Checked as a URL after ${VAR} expansion (load.ts): "${MCP_URL}" is not a URL until then.
+/** Keys only an http or sse server has. */
+const remoteShape = {
+  // Checked as a URL after ${VAR} expansion (servers.ts): "${MCP_URL}" is not a URL until then.
   url: z.string().min(1, { error: "must be an http:// or https:// URL" }),
   headers: stringMap.optional(),
-  ...common,
-});
-
-/** A server entry after foreign keys are removed and `type` is inferred. */
-export const serverEntrySchema = z.discriminatedUnion("type", [stdioServer, remoteServer]);
+};
 
 /** Every value `type` may take. */
 export const SERVER_TYPES = ["stdio", "http", "streamable-http", "sse"] as const;
-export type ServerEntry = z.infer<typeof serverEntrySchema>;
+
+/**
+ * Every key of ours in a server entry, whatever its transport, all optional: the first check of an
+ * entry (foreign keys removed), so a misspelled key is reported even when the transport is unclear.
+ */
+export const serverKeysSchema = z
+  .strictObject({ type: z.enum(SERVER_TYPES), ...stdioShape, ...remoteShape, ...common })
+  .partial();
 
 /** Keys of ours that may appear in a server entry. */
-export const SERVER_KEYS = [
-  "type",
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "inheritEnv",
-  "url",
-  "headers",
-  "description",
-  "disabled",
-  "timeout",
-  "session",
-  "prewarm",
-  "maxSessions",
-  "idleTimeout",
-] as const;
+export const SERVER_KEYS = Object.keys(serverKeysSchema.shape);
+
+/** The message for a key of the other transport; the key itself is named before it. */
+function otherTransport(message: string) {
+  return (issue: z.core.$ZodRawIssue) => (issue.code === "unrecognized_keys" ? message : undefined);
+}
+
+const stdioServer = z.strictObject(
+  { type: z.literal("stdio"), ...stdioShape, ...common },
+  { error: otherTransport("is for http and sse servers, not stdio ones. Remove it") },
+);
+
+const remoteServer = z.strictObject(
+  { type: z.enum(["http", "streamable-http", "sse"]), ...remoteShape, ...common },
+  { error: otherTransport("is for stdio servers, not http or sse ones. Remove it") },
+);
+
+/** A server entry once its keys passed `serverKeysSchema` and `type` is inferred. */
+export const serverEntrySchema = z.discriminatedUnion("type", [stdioServer, remoteServer]);
+export type ServerEntry = z.infer<typeof serverEntrySchema>;
 
 /**
  * Keys other clients write in server entries. Accepted so their configs load as they are, and
@@ -126,23 +131,47 @@ export const profileToolsSchema = z.strictObject({
 });
 
 /** What one profile may see and call. */
-export const profileSchema = z.strictObject({
-  /** Server names, or patterns with `*` (`["*"]` is every server). */
-  servers: z.array(z.string().min(1)),
-  tools: profileToolsSchema.optional(),
-  /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
-  readOnly: z.boolean().optional(),
-});
+export const profileSchema = z.strictObject(
+  {
+    /** Server names, or patterns with `*` (`["*"]` is every server). */
+    servers: z.array(z.string().min(1)),
+    tools: profileToolsSchema.optional(),
+    /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
+    readOnly: z.boolean().optional(),
+  },
+  { error: notAnObject('must be an object like { "servers": ["*"] }') },
+);
 
-export const authSchema = z.strictObject({
-  /** Bearer token (or `${VAR}`) → the caller it identifies. */
-  tokens: z.record(z.string(), z.string().min(1)),
-});
+/** Profile name → profile; each profile is checked on its own (access.ts). */
+export const profilesSchema = z.record(z.string(), z.unknown());
 
-/** Top-level mcpx settings (mcpServers is validated entry by entry). */
+/** Caller → profile name. */
+export const callersSchema = z.record(z.string(), z.string().min(1));
+
+export const authSchema = z.strictObject(
+  {
+    /**
+     * Bearer token (or `${VAR}`) → the caller it identifies. Values are checked by position in
+     * access.ts: a zod issue would name the key, and a key may be a literal token.
+     */
+    tokens: z.record(z.string(), z.unknown(), {
+      error: notAnObject(
+        'must be an object of token → caller, e.g. { "${MCPX_TOKEN_CI}": "ci-bot" }',
+      ),
+    }),
+  },
+  { error: notAnObject('must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } }') },
+);
+
+/** Top-level mcpx settings; `mcpServers` entries and access (profiles, callers, auth) are checked one by one. */
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
-  mcpServers: z.record(z.string(), z.unknown()),
+  mcpServers: z.record(z.string(), z.unknown(), {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'missing. Add an object of servers, e.g. "mcpServers": { "memory": { "command": "npx", "args": ["@modelcontextprotocol/server-memory"] } }'
+        : undefined,
+  }),
   inheritEnv: z.boolean().optional(),
   /** How long discovery of one upstream may take at startup, in ms. */
   discoveryTimeout: timeoutMs.optional(),
@@ -153,20 +182,16 @@ export const settingsSchema = z.strictObject({
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
   shutdownGrace: timeoutMs.optional(),
-  /** Profiles and callers are validated in access.ts, key by key, with suggestions. */
-  profiles: z.record(z.string(), z.unknown()).optional(),
-  callers: z.record(z.string(), z.string().min(1)).optional(),
+  profiles: z.unknown().optional(),
+  callers: z.unknown().optional(),
   auth: z.unknown().optional(),
 });
+export type Settings = z.infer<typeof settingsSchema>;
 
+/** Keys of ours at the top level. */
 export const TOP_KEYS = Object.keys(settingsSchema.shape);
-export const COMPRESSION_KEYS = Object.keys(compressionSchema.shape);
-/** Objects of ours nested at the top level, for "did you mean" on their keys. */
-export const NESTED_KEYS: Readonly<Record<string, string[]>> = {
-  compression: COMPRESSION_KEYS,
-  health: Object.keys(healthSchema.shape),
-  log: Object.keys(logSchema.shape),
-};
-export const PROFILE_KEYS = Object.keys(profileSchema.shape);
-export const PROFILE_TOOLS_KEYS = Object.keys(profileToolsSchema.shape);
-export const AUTH_KEYS = Object.keys(authSchema.shape);
+
+/** A custom message for a value that is not an object (or missing), zod's own otherwise. */
+function notAnObject(message: string) {
+  return (issue: z.core.$ZodRawIssue) => (issue.code === "invalid_type" ? message : undefined);
+}

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ServerConfig } from "../config/load.js";
+import { canonicalJson } from "../json.js";
 
 /**
  * A stable identity for "the same upstream": same command/args/env/cwd (stdio) or url/headers
@@ -8,19 +9,7 @@ import type { ServerConfig } from "../config/load.js";
  */
 export function fingerprint(server: ServerConfig): string {
   return createHash("sha256")
-    .update(canonical({ spec: server.spec, session: server.session }))
+    .update(canonicalJson({ spec: server.spec, session: server.session }))
     .digest("hex")
     .slice(0, 16);
-}
-
-/** JSON with object keys sorted, so `{a, b}` and `{b, a}` hash alike. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -1,12 +1,14 @@
 /** Helpers that run the built `mcpx` as a user would: a child process, spoken to by the real SDK client. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { tempDir } from "./temp.js";
+
+export { tempDir } from "./temp.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const MCPX = path.join(ROOT, "dist/index.js");
@@ -24,11 +26,7 @@ export function fixtureServer(file: string, env: Record<string, string> = {}) {
   return { command: process.execPath, args: [path.join(FIXTURES, file)], env };
 }
 
-export function tempDir(prefix = "mcpx-test-"): string {
-  return mkdtempSync(path.join(tmpdir(), prefix));
-}
-
-/** Write a config object to a temp file and return its path. */
+/** Write a config object to a file in a new temp folder (removed after the test) and return its path. */
 export function writeConfig(config: unknown, dir = tempDir()): string {
   const file = path.join(dir, "mcpx.json");
   writeFileSync(file, JSON.stringify(config, null, 2));

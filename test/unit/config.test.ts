@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { expandVars, MissingVariableError } from "../../src/config/expand.js";
+import { expandTracked, expandVars, MissingVariableError } from "../../src/config/expand.js";
 import {
   ConfigError,
   DEFAULTS,
@@ -17,6 +17,7 @@ import { nearest, suggest } from "../../src/config/suggest.js";
 import { ProxyError } from "../../src/errors.js";
 
 const FILE = path.resolve("/configs/team/mcpx.json");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 type Env = Record<string, string | undefined>;
 
 function parse(raw: unknown, env: Env = {}): Config {
@@ -136,6 +137,12 @@ describe("loadConfig", () => {
     expect(specs[1]!.cwd).toBe(path.join(dir, "nested", "deeper"));
     expect(specs[2]!.cwd).toBe(path.resolve("/opt/abs"));
     expect("cwd" in specs[3]!).toBe(false);
+  });
+
+  it.each(["config.example.json", "examples/npx.json"])("loads the example %s", (name) => {
+    const config = loadConfig(path.join(ROOT, name), {});
+    expect(config.servers.length).toBeGreaterThan(0);
+    expect(config.warnings).toEqual([]);
   });
 
   it("expands variables from the env it is given, not process.env", () => {
@@ -350,6 +357,23 @@ describe("parseConfig: server entries", () => {
     expect(p2[0]).toContain('"command"');
   });
 
+  it("names the transport a key of the other transport belongs to", () => {
+    expect(
+      problems({ mcpServers: { s: { type: "http", url: "https://a.example", command: "x" } } }),
+    ).toEqual([
+      'mcpServers.s.command: "command" is for stdio servers, not http or sse ones. Remove it.',
+    ]);
+    expect(problems({ mcpServers: { s: { type: "stdio", command: "x", headers: {} } } })).toEqual([
+      'mcpServers.s.headers: "headers" is for http and sse servers, not stdio ones. Remove it.',
+    ]);
+  });
+
+  it("reports a misspelled key even when the transport cannot be told", () => {
+    expect(problems({ mcpServers: { s: { comand: "npx", args: [] } } })).toEqual([
+      'mcpServers.s.comand: unknown key. Did you mean "command"?',
+    ]);
+  });
+
   it.each([
     [-1, /mcpServers\.s\.timeout: /],
     [0, /mcpServers\.s\.timeout: /],
@@ -536,6 +560,15 @@ describe("parseConfig: settings", () => {
     ).toEqual(['compression.result: unknown key. Did you mean "results"?']);
   });
 
+  it("says a required key is missing, and reports unknown keys of nested settings", () => {
+    expect(
+      problems({ log: {}, health: { intervl: 5 }, mcpServers: { a: { command: "x" } } }),
+    ).toEqual([
+      'health.intervl: unknown key. Did you mean "interval"?',
+      "log.file: missing. Add a string.",
+    ]);
+  });
+
   it("rejects a compression that is not an object", () => {
     expect(problems({ compression: "toon", mcpServers: { a: { command: "x" } } })).toEqual([
       "compression: must be an object.",
@@ -705,6 +738,12 @@ describe("expandVars", () => {
 
   it("does not expand the values it inserts", () => {
     expect(expandVars("${A}", { A: "${B}", B: "no" })).toBe("${B}");
+  });
+
+  it("says which values came from the environment, and only those", () => {
+    expect(
+      expandTracked("${A}/${B:-dflt}/${C:-x}/${E:-}", { A: "from-env", C: "also-env", E: "" }),
+    ).toEqual({ text: "from-env/dflt/also-env/", values: ["from-env", "also-env"] });
   });
 
   it("throws MissingVariableError naming the variable and not any value", () => {

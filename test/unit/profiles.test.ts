@@ -150,6 +150,12 @@ describe("config: profiles, callers, auth", () => {
     expect(problems({ profilez: {} })).toEqual(['profilez: unknown key. Did you mean "profiles"?']);
   });
 
+  it("reports a profiles section that is not an object once, not each caller again", () => {
+    expect(problems({ profiles: [], callers: { "claude-code": "coding" } })).toEqual([
+      "profiles: must be an object.",
+    ]);
+  });
+
   it("expands ${VAR} in token keys, treats tokens as secrets and never prints them", () => {
     const config = parse(
       { auth: { tokens: { "${CI_TOKEN}": "ci-bot", "literal-token-1234": "claude-code" } } },

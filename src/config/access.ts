@@ -1,0 +1,189 @@
+/**
+ * The access step of parseConfig: `profiles`, `callers` and `auth`. Each profile is strict, and
+ * every name it uses is checked against `mcpServers` (disabled servers count as known, so
+ * disabling one does not break its profiles).
+ */
+import { expandVars, MissingVariableError } from "./expand.js";
+import { check, isObject, type Findings } from "./issues.js";
+import { authSchema, callersSchema, profileSchema, profilesSchema } from "./schema.js";
+import { suggest } from "./suggest.js";
+import { DEFAULT_PROFILE, type Config, type Env, type Profile } from "./types.js";
+
+/** The access sections as written in the file, not yet checked. */
+export interface RawAccess {
+  profiles?: unknown;
+  callers?: unknown;
+  auth?: unknown;
+}
+
+/** Profiles, callers and auth, cross-checked against the names in `mcpServers`. */
+export function parseAccess(
+  raw: RawAccess,
+  serverNames: readonly string[],
+  env: Env,
+  found: Findings,
+): Pick<Config, "profiles" | "callers" | "auth"> {
+  const profiles = parseProfiles(raw.profiles, serverNames, found);
+  // A caller mapped to a profile with problems is not reported twice: every declared name counts.
+  // When `profiles` itself is broken, which names exist is unknown: callers are not cross-checked.
+  const profileNames =
+    raw.profiles === undefined
+      ? Object.keys(profiles)
+      : isObject(raw.profiles)
+        ? Object.keys(raw.profiles)
+        : undefined;
+  const callers = parseCallers(raw.callers, profileNames, found);
+  const auth = parseAuth(raw.auth, env, found, (caller) => {
+    if (raw.profiles !== undefined && !(caller in callers) && caller !== DEFAULT_PROFILE)
+      return `caller "${caller}" is not listed in "callers"; it gets the "${DEFAULT_PROFILE}" profile.`;
+    return undefined;
+  });
+  return { profiles, callers, ...(auth && { auth }) };
+}
+
+function parseProfiles(
+  raw: unknown,
+  serverNames: readonly string[],
+  found: Findings,
+): Record<string, Profile> {
+  if (raw === undefined) {
+    return {
+      [DEFAULT_PROFILE]: {
+        name: DEFAULT_PROFILE,
+        servers: ["*"],
+        tools: { deny: [] },
+        readOnly: false,
+      },
+    };
+  }
+  const entries = check(profilesSchema, raw, ["profiles"], found.problems);
+  if (!entries) return {};
+  const profiles: Record<string, Profile> = {};
+  for (const [name, entry] of Object.entries(entries)) {
+    const profile = parseProfile(name, entry, serverNames, found);
+    if (profile) profiles[name] = profile;
+  }
+  if (!(DEFAULT_PROFILE in entries)) {
+    found.problems.push(
+      `profiles.${DEFAULT_PROFILE}: missing. Unknown callers get this profile: add "${DEFAULT_PROFILE}": { "servers": ["*"] }, or { "servers": [] } to show them nothing.`,
+    );
+  }
+  return profiles;
+}
+
+function parseProfile(
+  name: string,
+  raw: unknown,
+  serverNames: readonly string[],
+  found: Findings,
+): Profile | undefined {
+  const at = `profiles.${name}`;
+  const p = check(profileSchema, raw, ["profiles", name], found.problems);
+  if (!p) return undefined;
+  const knownServer = (refAt: string, server: string) => {
+    if (server.includes("*") || serverNames.includes(server)) return;
+    const guess = suggest(server, serverNames);
+    found.problems.push(
+      `${refAt}: no server "${server}" in mcpServers.${guess ? ` Did you mean "${guess}"?` : ""} Use a name from mcpServers (${serverNames.join(", ")}) or a pattern with "*".`,
+    );
+  };
+  p.servers.forEach((server, i) => knownServer(`${at}.servers[${i}]`, server));
+  for (const list of ["allow", "deny"] as const) {
+    (p.tools?.[list] ?? []).forEach((ref, i) => {
+      const refAt = `${at}.tools.${list}[${i}]`;
+      const dot = ref.indexOf(".");
+      if (dot > 0) knownServer(refAt, ref.slice(0, dot));
+      else if (!ref.includes("*")) {
+        found.problems.push(
+          `${refAt}: "${ref}" is not a tool ref. Write "server.tool"; "*" matches any characters, e.g. "*.${ref}" or "${ref}.*".`,
+        );
+      }
+    });
+  }
+  return {
+    name,
+    servers: p.servers,
+    tools: { ...(p.tools?.allow && { allow: p.tools.allow }), deny: p.tools?.deny ?? [] },
+    readOnly: p.readOnly ?? false,
+  };
+}
+
+function parseCallers(
+  raw: unknown,
+  profileNames: readonly string[] | undefined,
+  found: Findings,
+): Record<string, string> {
+  const callers: Record<string, string> = {};
+  if (raw === undefined) return callers;
+  for (const [caller, profile] of Object.entries(
+    check(callersSchema, raw, ["callers"], found.problems) ?? {},
+  )) {
+    if (profileNames === undefined || profileNames.includes(profile)) {
+      callers[caller] = profile;
+      continue;
+    }
+    const guess = suggest(profile, profileNames);
+    found.problems.push(
+      `callers.${caller}: no profile "${profile}".${guess ? ` Did you mean "${guess}"?` : ""} Profiles: ${profileNames.join(", ")}.`,
+    );
+  }
+  return callers;
+}
+
+/**
+ * Bearer tokens → callers. Token keys take `${VAR}`; tokens are secrets, so problems name an
+ * entry by position, never by key (a key may be a literal token). `note` says why a valid
+ * token's caller deserves a warning.
+ */
+function parseAuth(
+  raw: unknown,
+  env: Env,
+  found: Findings,
+  note: (caller: string) => string | undefined,
+): Config["auth"] {
+  if (raw === undefined) return undefined;
+  const auth = check(authSchema, raw, ["auth"], found.problems);
+  if (!auth) return undefined;
+  const tokens = new Map<string, string>();
+  Object.entries(auth.tokens).forEach(([key, caller], i) => {
+    const at = `auth.tokens[${i}]`;
+    if (typeof caller !== "string" || caller === "") {
+      found.problems.push(`${at}: the value must be the caller name this token identifies.`);
+      return;
+    }
+    const token = expandToken(key, at, env, found);
+    if (token === undefined) return;
+    found.secrets.push(token);
+    const other = tokens.get(token);
+    if (other !== undefined && other !== caller) {
+      found.problems.push(
+        `${at}: the same token also maps to caller "${other}". Give each caller its own token.`,
+      );
+      return;
+    }
+    const warning = note(caller);
+    if (warning) found.warnings.push(`${at}: ${warning}`);
+    tokens.set(token, caller);
+  });
+  return { tokens };
+}
+
+function expandToken(key: string, at: string, env: Env, found: Findings): string | undefined {
+  let token: string;
+  try {
+    token = expandVars(key, env);
+  } catch (err) {
+    if (!(err instanceof MissingVariableError)) throw err;
+    found.problems.push(
+      `${at}: environment variable ${err.variable} is not set. Set it to the token clients will send.`,
+    );
+    return undefined;
+  }
+  if (token.trim() === "") {
+    found.problems.push(
+      `${at}: the token is empty. Use a long random value, e.g. "\${MCPX_TOKEN}".`,
+    );
+    return undefined;
+  }
+  return token;
+}

@@ -1,0 +1,127 @@
+/** The validated config every other module reads, its defaults, and the error a bad one raises. */
+import { ProxyError } from "../errors.js";
+
+/** How to start or reach one upstream, after validation and `${VAR}` expansion. */
+export type UpstreamSpec =
+  | {
+      transport: "stdio";
+      command: string;
+      args: string[];
+      /** Only the variables the config sets; the safe default environment is added at spawn. */
+      env: Record<string, string>;
+      cwd?: string;
+      /** Pass the proxy's whole environment to the child instead of the safe default. */
+      inheritEnv: boolean;
+    }
+  | { transport: "http" | "sse"; url: string; headers: Record<string, string> };
+
+export type SessionPolicy = "isolated" | "shared" | "caller";
+
+/** How calls to a server map onto upstream sessions (see src/registry/pool.ts). */
+export interface SessionSettings {
+  policy: SessionPolicy;
+  prewarm: number;
+  maxSessions: number;
+  idleTimeoutMs: number;
+}
+
+export interface ServerConfig {
+  name: string;
+  spec: UpstreamSpec;
+  description?: string;
+  /** Per-request timeout for this server, in ms. */
+  timeoutMs: number;
+  session: SessionSettings;
+}
+
+/** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
+export interface Profile {
+  name: string;
+  /** Server names and `*` patterns. */
+  servers: string[];
+  /** `server.tool` patterns with `*`; no `allow` means every tool of the profile's servers. */
+  tools: { allow?: string[]; deny: string[] };
+  /** Only tools annotated `readOnlyHint: true`. */
+  readOnly: boolean;
+}
+
+/** Bearer tokens accepted over HTTP, each fixing its caller. */
+export interface AuthConfig {
+  /** token → caller. Tokens are secrets: they are in `Config.secrets` too. */
+  tokens: ReadonlyMap<string, string>;
+}
+
+/** The profile every unknown caller gets, and the only one when the config declares none. */
+export const DEFAULT_PROFILE = "default";
+
+export type ResultCompression = "auto" | "toon" | "json" | "off";
+export type SchemaCompression = "typescript" | "json";
+
+export interface HealthSettings {
+  intervalMs: number;
+  timeoutMs: number;
+  failureThreshold: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+}
+
+export interface LogFileSettings {
+  file: string;
+  maxBytes: number;
+  maxFiles: number;
+}
+
+export interface Config {
+  /** Absolute path of the file the config came from (for messages). */
+  file: string;
+  servers: ServerConfig[];
+  discoveryTimeoutMs: number;
+  compression: { results: ResultCompression; schemas: SchemaCompression };
+  health: HealthSettings;
+  /** Optional log file with size-based rotation. */
+  log?: LogFileSettings;
+  /** ms in-flight calls get to finish at shutdown. */
+  shutdownGraceMs: number;
+  /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
+  warnings: string[];
+  /** Values that must never be logged: env values, header values, auth tokens. */
+  secrets: string[];
+  /** Profiles by name; always holds `default`. */
+  profiles: Record<string, Profile>;
+  /** caller → profile name. Callers not listed get `default`. */
+  callers: Record<string, string>;
+  /** Present when HTTP clients must present a bearer token. */
+  auth?: AuthConfig;
+}
+
+export const DEFAULTS = {
+  discoveryTimeoutMs: 15_000,
+  callTimeoutMs: 60_000,
+  maxSessions: 8,
+  idleTimeoutMs: 5 * 60_000,
+  health: {
+    intervalMs: 30_000,
+    timeoutMs: 5_000,
+    failureThreshold: 3,
+    retryInitialMs: 1_000,
+    retryMaxMs: 5 * 60_000,
+  },
+  log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
+  shutdownGraceMs: 10_000,
+} as const;
+
+/** A config that cannot be used. `problems` each name a key path, what is wrong and the fix. */
+export class ConfigError extends ProxyError {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(
+      "CONFIG_INVALID",
+      `invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
+  }
+}
+
+/** The environment `${VAR}` references expand from (process.env, or a test's own). */
+export type Env = Readonly<Record<string, string | undefined>>;

@@ -1,0 +1,157 @@
+/**
+ * mcpx as users install it: a clean clone (no dist) packed with `npm pack`, the tarball installed
+ * with npm into an empty folder, the installed `mcpx` bin run from there. Needs the npm registry
+ * for the package's dependencies (`--prefer-offline` uses the local cache first).
+ */
+import { execFileSync, spawn } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+} from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { eventually, fixtureServer, isAlive, ROOT, text, writeConfig } from "../helpers/proxy.js";
+import { tempDir } from "../helpers/temp.js";
+
+/** Packing builds with tsc and installing resolves ~100 packages: minutes on a busy 2-core box. */
+const INSTALL_TIMEOUT_MS = 240_000;
+const VERSION = (
+  JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }
+).version;
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a command to completion; rejects with its output when it fails or outlives `timeoutMs`. */
+function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: timeoutMs,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      const ran = { code, stdout, stderr };
+      if (code === 0) resolve(ran);
+      else
+        reject(
+          new Error(`${command} ${args.join(" ")} exited ${code ?? signal}:\n${stderr}\n${stdout}`),
+        );
+    });
+  });
+}
+
+/** What a fresh clone holds: the files git tracks (or would, once committed), no dist. */
+function cleanClone(into: string): void {
+  const files = execFileSync(
+    "git",
+    ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+    { cwd: ROOT, encoding: "utf8" },
+  )
+    .split("\0")
+    .filter((f) => f !== "" && existsSync(path.join(ROOT, f)));
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(into, file)), { recursive: true });
+    copyFileSync(path.join(ROOT, file), path.join(into, file));
+  }
+  // `npm ci` would give the clone its own copy; the installed one builds the same.
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(into, "node_modules"), "dir");
+}
+
+describe("the packed tarball, installed into an empty folder", () => {
+  let pkg = "";
+  let bin = "";
+
+  beforeAll(async () => {
+    const work = tempDir("mcpx-pack-");
+    const clone = path.join(work, "clone");
+    const packed = path.join(work, "packed");
+    const prefix = path.join(work, "install");
+    for (const dir of [clone, packed, prefix]) mkdirSync(dir);
+    cleanClone(clone);
+    expect(existsSync(path.join(clone, "dist"))).toBe(false);
+    await run("npm", ["pack", "--pack-destination", packed], clone, INSTALL_TIMEOUT_MS);
+    const tarballs = readdirSync(packed).filter((f) => f.endsWith(".tgz"));
+    expect(tarballs).toEqual([`mcpx-${VERSION}.tgz`]);
+    await run(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        prefix,
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        path.join(packed, tarballs[0]!),
+      ],
+      prefix,
+      INSTALL_TIMEOUT_MS,
+    );
+    pkg = path.join(prefix, "node_modules", "mcpx");
+    bin = path.join(prefix, "node_modules", ".bin", "mcpx");
+  }, 2 * INSTALL_TIMEOUT_MS);
+
+  it("installs a bin that answers --help and --version", async () => {
+    const help = await run(bin, ["--help"], path.dirname(bin), 20_000);
+    expect(help.stdout).toContain("Usage: mcpx <config.json>");
+    const version = await run(bin, ["--version"], path.dirname(bin), 20_000);
+    expect(version.stdout.trim()).toBe(VERSION);
+  });
+
+  it("ships the license and an example config that loads from the installed copy", async () => {
+    expect(readFileSync(path.join(pkg, "LICENSE"), "utf8")).toContain("MIT License");
+    // config.example.json points at the clone's devDependencies: it cannot work from here.
+    expect(existsSync(path.join(pkg, "config.example.json"))).toBe(false);
+    const load = (await import(pathToFileURL(path.join(pkg, "dist/config/load.js")).href)) as {
+      loadConfig: (file: string, env: Record<string, string>) => { servers: { name: string }[] };
+    };
+    const example = load.loadConfig(path.join(pkg, "examples/npx.json"), {});
+    expect(example.servers.length).toBeGreaterThan(0);
+  });
+
+  it("serves a config over stdio: initialize, tools/list and a call, with the SDK client", async () => {
+    const config = writeConfig({ mcpServers: { fixture: fixtureServer("faulty.mjs") } });
+    const transport = new StdioClientTransport({
+      command: bin,
+      args: [config],
+      cwd: path.dirname(config),
+      stderr: "pipe",
+      // The bin's `#!/usr/bin/env node` finds this node first.
+      env: { PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` },
+    });
+    const client = new Client({ name: "mcpx-packaging-test", version: "1.0.0" });
+    await client.connect(transport);
+    const pid = transport.pid;
+    try {
+      expect(client.getServerVersion()?.name).toBe("mcpx");
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["call", "describe", "resources"]);
+      const result = await client.callTool({
+        name: "call",
+        arguments: { method: "fixture.echo", arguments: { message: "from the tarball" } },
+      });
+      expect(result.isError).toBeFalsy();
+      expect(text(result)).toBe("from the tarball");
+    } finally {
+      await client.close();
+    }
+    // Closing stdin ends mcpx, which ends its upstream.
+    expect(pid).not.toBeNull();
+    await eventually(() => !isAlive(pid!), 10_000, "the installed mcpx to exit");
+  });
+});

@@ -1,0 +1,9 @@
+/**
+ * Per test file (vitest `setupFiles`): remove the temp folders made outside a test. Registered
+ * before the file's own hooks, so it runs after them (after-hooks run in reverse order), once
+ * every process that used a folder is stopped.
+ */
+import { afterAll } from "vitest";
+import { removeFileTempDirs } from "../helpers/temp.js";
+
+afterAll(removeFileTempDirs);
