@@ -204,22 +204,14 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** A transport for an http (streamable) or sse upstream. */
+/**
+ * A transport for an http (streamable) or sse upstream. The SDK sends `requestInit.headers` on
+ * every request, the SSE GET included (with its own Accept and, once negotiated,
+ * mcp-protocol-version), so the entry's headers need nothing more.
+ */
 export function createRemoteTransport(spec: RemoteSpec, kind: "http" | "sse"): Transport {
   const url = new URL(spec.url);
   const requestInit: RequestInit = { headers: spec.headers };
-  if (kind === "sse") {
-    return new SSEClientTransport(url, {
-      requestInit,
-      // The SSE GET uses eventSourceInit, not requestInit: forward the headers there too.
-      eventSourceInit: {
-        fetch: (input, init) =>
-          fetch(input, {
-            ...init,
-            headers: { ...(init?.headers as Record<string, string>), ...spec.headers },
-          }),
-      },
-    });
-  }
+  if (kind === "sse") return new SSEClientTransport(url, { requestInit });
   return new StreamableHTTPClientTransport(url, { requestInit });
 }

@@ -182,11 +182,12 @@ export function text(result: unknown): string {
     .join("\n");
 }
 
-/** Start the HTTP fixture upstream; resolves with its MCP URL once it listens. */
+/** Start an HTTP fixture upstream (http-faulty.mjs unless named); resolves once it listens. */
 export async function startHttpFixture(
   env: Record<string, string> = {},
+  file = "http-faulty.mjs",
 ): Promise<{ url: string; base: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [path.join(FIXTURES, "http-faulty.mjs")], {
+  const child = spawn(process.execPath, [path.join(FIXTURES, file)], {
     env: { ...process.env, PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,64 @@
+/**
+ * SSE upstreams get the request headers a strict server expects: built mcpx, a real SDK
+ * SSEServerTransport fixture that records what it receives and refuses a GET that does not
+ * accept text/event-stream.
+ */
+import { describe, expect, it } from "vitest";
+import { startHttpFixture, startStdio, stop, text, writeConfig } from "../helpers/proxy.js";
+
+interface Recorded {
+  method: string;
+  path: string;
+  status: number | null;
+  headers: Record<string, string>;
+  rpc?: string | null;
+}
+
+describe("SSE upstream requests", () => {
+  it("opens the stream with Accept: text/event-stream and the entry's headers; messages carry mcp-protocol-version", async () => {
+    const upstream = await startHttpFixture({}, "sse-strict.mjs");
+    try {
+      const file = writeConfig({
+        mcpServers: {
+          legacy: {
+            type: "sse",
+            url: `${upstream.base}/sse`,
+            headers: { Authorization: "Bearer sse-entry-token", "X-Entry": "kept" },
+          },
+        },
+      });
+      const proxy = await startStdio(file);
+      try {
+        const r = await proxy.client.callTool({
+          name: "call",
+          arguments: { method: "legacy.echo", arguments: { message: "strict sse" } },
+        });
+        expect(r.isError, text(r)).toBeFalsy();
+        expect(text(r)).toContain("strict sse");
+      } finally {
+        await proxy.close();
+      }
+      const seen = (await (await fetch(`${upstream.base}/control/requests`)).json()) as Recorded[];
+      const gets = seen.filter((q) => q.method === "GET");
+      const posts = seen.filter((q) => q.method === "POST");
+      expect(gets.length).toBeGreaterThan(0);
+      expect(posts.length).toBeGreaterThan(0);
+      for (const get of gets) {
+        expect(get.status).toBeNull(); // not refused
+        expect(get.headers.accept).toContain("text/event-stream");
+        expect(get.headers.authorization).toBe("Bearer sse-entry-token");
+        expect(get.headers["x-entry"]).toBe("kept");
+      }
+      for (const post of posts) {
+        expect(post.headers.authorization).toBe("Bearer sse-entry-token");
+        expect(post.headers["x-entry"]).toBe("kept");
+      }
+      // The version is negotiated by initialize, so every message after it carries it.
+      const afterInit = posts.filter((p) => p.rpc !== "initialize");
+      expect(afterInit.length).toBeGreaterThan(0);
+      for (const post of afterInit) expect(post.headers["mcp-protocol-version"]).toMatch(/^\d{4}-/);
+    } finally {
+      await stop(upstream.child);
+    }
+  }, 30_000);
+});
