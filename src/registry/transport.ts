@@ -10,26 +10,63 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamSpec } from "../config/load.js";
+import { Watchdog } from "./watchdog.js";
 
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
 type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
 
-/** Every child process a proxy spawned and has not yet seen exit: for a last-resort kill. */
+export interface ChildTrackerOptions {
+  /**
+   * Run a watchdog that ends every tracked process group when this process dies, however it
+   * dies (src/registry/watchdog.ts). Default true.
+   */
+  watchdog?: boolean;
+  /** How long the watchdog gives groups between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+}
+
+/**
+ * Every child process a proxy spawned and has not yet seen exit: for a last-resort kill, and
+ * registered with the watchdog so they end with mcpx even when mcpx is SIGKILLed.
+ */
 export class ChildTracker {
   private readonly children = new Set<ChildProcess>();
+  private readonly watchdog: Watchdog | undefined;
+
+  constructor(options: ChildTrackerOptions = {}) {
+    this.watchdog = options.watchdog === false ? undefined : new Watchdog(options.killGraceMs);
+  }
 
   add(child: ChildProcess): void {
+    const pid = child.pid;
+    // Never spawned (ENOENT and the like): nothing to track.
+    if (pid === undefined) return;
     this.children.add(child);
-    child.once("exit", () => this.children.delete(child));
+    // Spawned detached, so its pid is its process group's id.
+    if (process.platform !== "win32") this.watchdog?.watch(pid);
+    child.once("exit", () => {
+      this.children.delete(child);
+      this.watchdog?.unwatch(pid);
+    });
   }
 
   get size(): number {
     return this.children.size;
   }
 
+  /** The watchdog's pid while it runs. */
+  get watchdogPid(): number | undefined {
+    return this.watchdog?.pid;
+  }
+
   /** Signal every tracked process group now, synchronously (an exit that cannot wait). */
   killAll(signal: NodeJS.Signals = "SIGKILL"): void {
     for (const child of this.children) signalGroup(child, signal);
+  }
+
+  /** Stop the watchdog once every child is closed; resolves when it has exited. */
+  async close(): Promise<void> {
+    await this.watchdog?.close();
   }
 }
 

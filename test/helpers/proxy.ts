@@ -123,8 +123,37 @@ export function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
-/** Pids of every live descendant of `pid` (from /proc). */
+/** The argv[0] of mcpx's watchdog (src/registry/watchdog.ts). */
+const WATCHDOG = "mcpx-watchdog";
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+  } catch {
+    return "";
+  }
+}
+
+/** True for mcpx's watchdog process. */
+export function isWatchdog(pid: number): boolean {
+  return cmdline(pid).includes(WATCHDOG);
+}
+
+/**
+ * Pids of every live descendant of `pid` (from /proc): its upstream processes. mcpx's watchdog
+ * (and what it runs) is left out: it is not an upstream; `watchdogOf` finds it.
+ */
 export function descendants(pid: number): number[] {
+  return processTree(pid, isWatchdog);
+}
+
+/** The pid of mcpx's running watchdog, if it has one. */
+export function watchdogOf(pid: number): number | undefined {
+  return processTree(pid).find(isWatchdog);
+}
+
+/** Every live descendant of `pid`, except `skip`ped processes and theirs. */
+function processTree(pid: number, skip?: (pid: number) => boolean): number[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -141,10 +170,10 @@ export function descendants(pid: number): number[] {
   const out: number[] = [];
   const walk = (p: number) => {
     for (const [child, pp] of parent) {
-      if (pp === p) {
-        out.push(child);
-        walk(child);
-      }
+      if (pp !== p) continue;
+      if (skip?.(child)) continue;
+      out.push(child);
+      walk(child);
     }
   };
   walk(pid);
