@@ -248,7 +248,18 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
  */
 export function createRemoteTransport(spec: RemoteSpec, kind: "http" | "sse"): Transport {
   const url = new URL(spec.url);
-  const requestInit: RequestInit = { headers: spec.headers };
+  const headers = { ...spec.headers };
+  // fetch refuses a URL with credentials: send them as HTTP Basic auth, as a browser would,
+  // unless the entry sets Authorization itself.
+  if (url.username || url.password) {
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+      const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      headers.Authorization = `Basic ${Buffer.from(pair).toString("base64")}`;
+    }
+    url.username = "";
+    url.password = "";
+  }
+  const requestInit: RequestInit = { headers };
   if (kind === "sse") return new SSEClientTransport(url, { requestInit });
   return new StreamableHTTPClientTransport(url, { requestInit });
 }

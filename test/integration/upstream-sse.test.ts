@@ -61,4 +61,30 @@ describe("SSE upstream requests", () => {
       await stop(upstream.child);
     }
   }, 30_000);
+
+  it("sends a URL's user and password as Basic auth (fetch refuses URLs with credentials)", async () => {
+    const upstream = await startHttpFixture({}, "sse-strict.mjs");
+    try {
+      const url = new URL(`${upstream.base}/sse`);
+      url.username = "alice";
+      url.password = "pa ss:word";
+      const file = writeConfig({ mcpServers: { legacy: { type: "sse", url: url.href } } });
+      const proxy = await startStdio(file);
+      try {
+        const r = await proxy.client.callTool({
+          name: "call",
+          arguments: { method: "legacy.echo", arguments: { message: "with credentials" } },
+        });
+        expect(r.isError, text(r)).toBeFalsy();
+      } finally {
+        await proxy.close();
+      }
+      const seen = (await (await fetch(`${upstream.base}/control/requests`)).json()) as Recorded[];
+      const basic = `Basic ${Buffer.from("alice:pa ss:word").toString("base64")}`;
+      expect(seen.length).toBeGreaterThan(0);
+      for (const q of seen) expect(q.headers.authorization).toBe(basic);
+    } finally {
+      await stop(upstream.child);
+    }
+  }, 30_000);
 });
