@@ -5,14 +5,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import {
   CallToolResultSchema,
+  ErrorCode,
   LoggingMessageNotificationSchema,
+  McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/load.js";
+import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type {
   PromptDef,
@@ -24,7 +28,12 @@ import type {
 } from "../types.js";
 import { VERSION } from "../version.js";
 import type { StderrRing } from "./stderr.js";
-import { createRemoteTransport, ProcessTransport, type ChildTracker } from "./transport.js";
+import {
+  createRemoteTransport,
+  ProcessTransport,
+  type ChildTracker,
+  type ExitStatus,
+} from "./transport.js";
 
 export type ListKind = "tools" | "resources" | "prompts";
 
@@ -109,24 +118,38 @@ export function createClientFactory(
   const log = options.logger.child(server.name);
   switch (spec.transport) {
     case "stdio":
-      return () =>
-        connectTransport(
-          new ProcessTransport(spec, {
-            onStderrLine: (line) => {
-              options.stderr?.push(line);
-              log.info(line);
-            },
-            ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
-            ...(options.tracker && { tracker: options.tracker }),
-          }),
-          options.connectTimeoutMs,
+      return async () => {
+        // This process's own last lines: what a server that exits at once says about why.
+        const recent: string[] = [];
+        const transport = new ProcessTransport(spec, {
+          onStderrLine: (line) => {
+            options.stderr?.push(line);
+            log.info(line);
+            recent.push(line);
+            if (recent.length > STDERR_LINES_IN_ERROR) recent.shift();
+          },
+          ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
+          ...(options.tracker && { tracker: options.tracker }),
+        });
+        return connectTransport(transport, options.connectTimeoutMs, (err) =>
+          stdioFailure(err, transport.exit, recent),
         );
+      };
     case "sse":
-      return () => connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
+      return async () => {
+        try {
+          return await connectTransport(
+            createRemoteTransport(spec, "sse"),
+            options.connectTimeoutMs,
+          );
+        } catch (err) {
+          throw remoteFailure(err, spec.url);
+        }
+      };
     case "http": {
       // Learned once per upstream: servers that only speak the old SSE transport.
       let useSse = false;
-      return async () => {
+      const connect = async () => {
         if (useSse)
           return connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs);
         try {
@@ -146,6 +169,13 @@ export function createClientFactory(
           return session;
         }
       };
+      return async () => {
+        try {
+          return await connect();
+        } catch (err) {
+          throw remoteFailure(err, spec.url);
+        }
+      };
     }
     default: {
       const never: never = spec;
@@ -154,14 +184,113 @@ export function createClientFactory(
   }
 }
 
+/** How many of a failed process's last stderr lines its error carries, and how much of each. */
+const STDERR_LINES_IN_ERROR = 3;
+const STDERR_LINE_IN_ERROR_CHARS = 200;
+
+/**
+ * Why a stdio upstream failed to start: its own exit (not the SDK's "Connection closed") and the
+ * last lines it wrote to stderr. The original error is the cause.
+ */
+function stdioFailure(err: unknown, exit: ExitStatus | undefined, stderr: string[]): Error {
+  let message = errorMessage(err);
+  if (exit && !exit.requested) {
+    const how =
+      exit.code !== null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
+    message = `process ${how} at startup`;
+  }
+  const lines = stderr
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+    .map((l) =>
+      l.length > STDERR_LINE_IN_ERROR_CHARS ? `${l.slice(0, STDERR_LINE_IN_ERROR_CHARS)}…` : l,
+    );
+  if (lines.length > 0) message += `; stderr: ${lines.join(" | ")}`;
+  return new Error(message, { cause: err });
+}
+
+/**
+ * Why an http or sse upstream failed: where (the URL without credentials, query or fragment:
+ * those may hold secrets that are not registered as such) and the network cause fetch hides
+ * behind "fetch failed" (ECONNREFUSED, ENOTFOUND, a TLS error).
+ */
+function remoteFailure(err: unknown, url: string): Error {
+  const shown = displayUrl(url);
+  let message = errorMessage(err);
+  const cause = causeOf(err);
+  if (cause && !message.includes(cause)) message += ` (${cause})`;
+  // Some messages quote the URL they were given: never the full one.
+  message = message.split(url).join(shown);
+  return new Error(`${shown}: ${message}`, { cause: err });
+}
+
+function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+/** The network error under a fetch failure; Node wraps a refused dual-stack connect in an AggregateError. */
+function causeOf(err: unknown): string | undefined {
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  if (!(cause instanceof Error)) return undefined;
+  if (cause.message) return cause.message;
+  if (cause instanceof AggregateError && cause.errors.length > 0)
+    return cause.errors.map((e) => errorMessage(e)).join("; ");
+  return (cause as NodeJS.ErrnoException).code;
+}
+
+/** What a failed upstream request means for the caller, without SDK error codes leaking out. */
+export interface UpstreamFailure {
+  /** timeout: no answer in time; closed: the connection or process ended; other: anything else. */
+  kind: "timeout" | "closed" | "other";
+  message: string;
+}
+
+/**
+ * Classify an error from an UpstreamSession request. The SDK reports its own request timeouts
+ * and closed connections as McpError with the JSON-RPC codes -32001 and -32000.
+ */
+export function classifyFailure(err: unknown): UpstreamFailure {
+  const code = err instanceof McpError ? err.code : undefined;
+  const kind =
+    code === ErrorCode.RequestTimeout
+      ? "timeout"
+      : code === ErrorCode.ConnectionClosed
+        ? "closed"
+        : "other";
+  return { kind, message: errorMessage(err) };
+}
+
+/**
+ * Whether `uri` matches an RFC 6570 resource template (`file:///{path}`, `users/{id}{?page}`),
+ * per the SDK's matcher, which is what SDK servers route reads with. A template that does not
+ * parse matches nothing.
+ */
+export function matchesUriTemplate(template: string, uri: string): boolean {
+  try {
+    return new UriTemplate(template).match(uri) !== null;
+  } catch {
+    return false;
+  }
+}
+
 function isClientError(code: number | undefined): boolean {
   return code !== undefined && code >= 400 && code < 500;
 }
 
-/** Initialize a session over any SDK transport (in-memory pairs in tests). */
+/**
+ * Initialize a session over any SDK transport (in-memory pairs in tests). A failure is passed
+ * through `explain` once the transport is closed (a child process has exited by then, and all
+ * it wrote to stderr has been read).
+ */
 export async function connectTransport(
   transport: Transport,
   timeoutMs: number,
+  explain: (err: unknown) => unknown = (err) => err,
 ): Promise<UpstreamSession> {
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
@@ -172,7 +301,7 @@ export async function connectTransport(
     await client.close().catch(() => {
       /* the connect error is the one worth reporting */
     });
-    throw err;
+    throw explain(err);
   }
   return new SdkSession(client, transport);
 }

@@ -3,6 +3,7 @@
  * Imports the SDK (see eslint.config.js).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -79,6 +80,14 @@ export interface StdioTransportOptions {
   killGraceMs?: number;
 }
 
+/** How a child ended: its exit code or signal, and whether close() had asked it to. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when close() had started: the exit was ours, not the server's own doing. */
+  requested: boolean;
+}
+
 /** Cap on one stderr line kept in memory; a flood without newlines must not grow memory. */
 const MAX_STDERR_LINE = 8 * 1024;
 
@@ -95,6 +104,7 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private readonly readBuffer = new ReadBuffer();
   private exited: Promise<void> | undefined;
+  private exitStatus: ExitStatus | undefined;
   private closing = false;
 
   constructor(
@@ -105,6 +115,11 @@ export class ProcessTransport implements Transport {
   /** The child's pid once started (tests and health checks use it). */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** How the child ended, once it has. */
+  get exit(): ExitStatus | undefined {
+    return this.exitStatus;
   }
 
   start(): Promise<void> {
@@ -125,9 +140,13 @@ export class ProcessTransport implements Transport {
       this.child = child;
       this.options.tracker?.add(child);
       this.exited = new Promise((done) => child.once("close", () => done()));
+      child.once("exit", (code, signal) => {
+        this.exitStatus = { code, signal, requested: this.closing };
+      });
       child.once("error", (err) => {
-        reject(err);
-        this.onerror?.(err);
+        const failure = spawnFailure(err, this.spec);
+        reject(failure);
+        this.onerror?.(failure);
       });
       child.once("spawn", () => resolve());
       child.once("close", () => {
@@ -228,6 +247,27 @@ export class ProcessTransport implements Transport {
       if (partial.trim()) onLine(partial.trimEnd());
     });
   }
+}
+
+/**
+ * A spawn error that says what to fix. Node reports a missing command, a missing working
+ * directory and a missing #! interpreter all as `spawn x ENOENT`.
+ */
+function spawnFailure(err: Error, spec: StdioSpec): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const command = JSON.stringify(spec.command);
+  const isPath = /[/\\]/.test(spec.command);
+  let why: string | undefined;
+  if (code === "ENOENT") {
+    if (spec.cwd !== undefined && !existsSync(spec.cwd))
+      why = `working directory ${JSON.stringify(spec.cwd)} does not exist`;
+    else if (isPath && existsSync(spec.command))
+      why = `command ${command} could not be started: the interpreter on its #! line was not found`;
+    else why = isPath ? `command ${command} not found` : `command ${command} not found on PATH`;
+  } else if (code === "EACCES") {
+    why = `command ${command} is not executable`;
+  }
+  return why === undefined ? err : new Error(`${why} (${err.message})`, { cause: err });
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
