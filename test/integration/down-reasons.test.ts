@@ -2,9 +2,28 @@
  * Why a server is down reaches every place that shows it: describe, call, /healthz and the log.
  * The built mcpx over HTTP with three servers that cannot start for three different reasons.
  */
+import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixtureServer, startHttp, text, writeConfig, type RunningHttp } from "../helpers/proxy.js";
+import {
+  fixtureServer,
+  startHttp,
+  tempDir,
+  text,
+  writeConfig,
+  type RunningHttp,
+} from "../helpers/proxy.js";
+
+/** Config files in temp folders of their own, removed after the tests. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function config(value: unknown): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return writeConfig(value, dir);
+}
 
 /** A port nothing listens on: bound by us, then released. */
 async function refusedPort(): Promise<number> {
@@ -37,7 +56,7 @@ let port: number;
 
 beforeAll(async () => {
   port = await refusedPort();
-  const file = writeConfig({
+  const file = config({
     mcpServers: {
       ok: fixtureServer("faulty.mjs"),
       crashy: { command: "/bin/sh", args: ["-c", `${CRASH}; exit 3`], env: { API_KEY: SECRET } },

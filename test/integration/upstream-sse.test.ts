@@ -3,8 +3,27 @@
  * SSEServerTransport fixture that records what it receives and refuses a GET that does not
  * accept text/event-stream.
  */
-import { describe, expect, it } from "vitest";
-import { startHttpFixture, startStdio, stop, text, writeConfig } from "../helpers/proxy.js";
+import { rmSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  startHttpFixture,
+  startStdio,
+  stop,
+  tempDir,
+  text,
+  writeConfig,
+} from "../helpers/proxy.js";
+
+/** Config files in temp folders of their own, removed after the tests. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function config(value: unknown): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return writeConfig(value, dir);
+}
 
 interface Recorded {
   method: string;
@@ -18,7 +37,7 @@ describe("SSE upstream requests", () => {
   it("opens the stream with Accept: text/event-stream and the entry's headers; messages carry mcp-protocol-version", async () => {
     const upstream = await startHttpFixture({}, "sse-strict.mjs");
     try {
-      const file = writeConfig({
+      const file = config({
         mcpServers: {
           legacy: {
             type: "sse",
@@ -68,7 +87,7 @@ describe("SSE upstream requests", () => {
       const url = new URL(`${upstream.base}/sse`);
       url.username = "alice";
       url.password = "pa ss:word";
-      const file = writeConfig({ mcpServers: { legacy: { type: "sse", url: url.href } } });
+      const file = config({ mcpServers: { legacy: { type: "sse", url: url.href } } });
       const proxy = await startStdio(file);
       try {
         const r = await proxy.client.callTool({

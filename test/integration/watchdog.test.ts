@@ -2,8 +2,8 @@
  * Upstreams end with mcpx however it dies: the built mcpx, three real stdio upstreams (one that
  * ignores SIGTERM and stdin EOF), SIGKILL, and /proc as the witness.
  */
-import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { readFileSync, rmSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   descendants,
   eventually,
@@ -12,8 +12,20 @@ import {
   startHttp,
   startStdio,
   watchdogOf,
+  tempDir,
   writeConfig,
 } from "../helpers/proxy.js";
+
+/** Config files in temp folders of their own, removed after the tests. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function config(value: unknown): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return writeConfig(value, dir);
+}
 
 /** Running: exists and is not a zombie (an orphan's zombie may never be reaped in a container). */
 function running(pid: number): boolean {
@@ -38,7 +50,7 @@ const servers = {
 
 describe("upstreams end with mcpx", () => {
   it("ends every upstream, one that ignores SIGTERM and stdin EOF included, when mcpx is SIGKILLed", async () => {
-    const file = writeConfig({ mcpServers: servers });
+    const file = config({ mcpServers: servers });
     const proxy = await startHttp(file);
     let recorded: number[] = [];
     try {
@@ -66,7 +78,7 @@ describe("upstreams end with mcpx", () => {
 
 describe("the watchdog after a normal shutdown", () => {
   it("is gone when mcpx exits on SIGTERM", async () => {
-    const proxy = await startHttp(writeConfig({ mcpServers: servers }));
+    const proxy = await startHttp(config({ mcpServers: servers }));
     try {
       await eventually(() => descendants(proxy.pid).length === 3, 20_000, "three upstreams");
       const watchdog = watchdogOf(proxy.pid);
@@ -85,7 +97,7 @@ describe("the watchdog after a normal shutdown", () => {
 
   it("is gone when mcpx exits because its stdio client closed stdin", async () => {
     const proxy = await startStdio(
-      writeConfig({ mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") } }),
+      config({ mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") } }),
     );
     await eventually(() => descendants(proxy.pid).length === 1, 20_000, "the upstream");
     const watchdog = watchdogOf(proxy.pid);
