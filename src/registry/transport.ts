@@ -16,27 +16,14 @@ import { Watchdog } from "./watchdog.js";
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
 type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
 
-export interface ChildTrackerOptions {
-  /**
-   * Run a watchdog that ends every tracked process group when this process dies, however it
-   * dies (src/registry/watchdog.ts). Default true.
-   */
-  watchdog?: boolean;
-  /** How long the watchdog gives groups between SIGTERM and SIGKILL. */
-  killGraceMs?: number;
-}
-
 /**
  * Every child process a proxy spawned and has not yet seen exit: for a last-resort kill, and
  * registered with the watchdog so they end with mcpx even when mcpx is SIGKILLed.
  */
 export class ChildTracker {
   private readonly children = new Set<ChildProcess>();
-  private readonly watchdog: Watchdog | undefined;
-
-  constructor(options: ChildTrackerOptions = {}) {
-    this.watchdog = options.watchdog === false ? undefined : new Watchdog(options.killGraceMs);
-  }
+  /** Ends every tracked group if this process dies before it could (src/registry/watchdog.ts). */
+  private readonly watchdog = new Watchdog();
 
   add(child: ChildProcess): void {
     const pid = child.pid;
@@ -44,20 +31,15 @@ export class ChildTracker {
     if (pid === undefined) return;
     this.children.add(child);
     // Spawned detached, so its pid is its process group's id.
-    if (process.platform !== "win32") this.watchdog?.watch(pid);
+    this.watchdog.watch(pid);
     child.once("exit", () => {
       this.children.delete(child);
-      this.watchdog?.unwatch(pid);
+      this.watchdog.unwatch(pid);
     });
   }
 
   get size(): number {
     return this.children.size;
-  }
-
-  /** The watchdog's pid while it runs. */
-  get watchdogPid(): number | undefined {
-    return this.watchdog?.pid;
   }
 
   /** Signal every tracked process group now, synchronously (an exit that cannot wait). */
@@ -67,7 +49,7 @@ export class ChildTracker {
 
   /** Stop the watchdog once every child is closed; resolves when it has exited. */
   async close(): Promise<void> {
-    await this.watchdog?.close();
+    await this.watchdog.close();
   }
 }
 

@@ -54,11 +54,6 @@ export class Watchdog {
 
   constructor(private readonly killGraceMs = 2_000) {}
 
-  /** The watchdog's pid while it runs (tests use it). */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
   /** End this process group if mcpx dies before unwatch(). */
   watch(pgid: number): void {
     if (this.closed) return;
