@@ -95,7 +95,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.
       monitor.stop();
-      closing ??= registry.close();
+      // The watchdog goes last: it guards the upstreams until they are closed.
+      closing ??= registry.close().finally(() => tracker.close());
       return closing;
     },
     killNow: () => tracker.killAll("SIGKILL"),

@@ -4,7 +4,12 @@ import { compressResult } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { LogMessage, Progress } from "../registry/connection.js";
+import {
+  classifyFailure,
+  matchesUriTemplate,
+  type LogMessage,
+  type Progress,
+} from "../registry/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
@@ -37,10 +42,6 @@ export interface ExecutorOptions {
  * refused (unknown or hidden tool, bad arguments; the upstream was not touched); busy; failed.
  */
 export type CallOutcome = "ok" | "isError" | "refused" | "busy" | "failed" | "cancelled";
-
-/** JSON-RPC codes the SDK uses for its own client-side failures. */
-const SDK_REQUEST_TIMEOUT = -32001;
-const SDK_CONNECTION_CLOSED = -32000;
 
 const SHUTTING_DOWN = "mcpx is shutting down; the call was not completed. Retry once mcpx is back";
 
@@ -399,7 +400,7 @@ export class Executor {
     let owners = servers.filter((s) => s.resources.some((r) => r.uri === uri));
     if (owners.length === 0)
       owners = servers.filter((s) =>
-        s.resourceTemplates.some((t) => matchesTemplate(t.uriTemplate, uri)),
+        s.resourceTemplates.some((t) => matchesUriTemplate(t.uriTemplate, uri)),
       );
     if (owners.length === 1 && owners[0]) return { server: owners[0] };
     if (owners.length > 1) {
@@ -442,27 +443,12 @@ function upstreamFailure(
   timeoutMs: number,
   redact: (text: string) => string,
 ): string {
-  const code = (err as { code?: unknown }).code;
-  if (code === SDK_REQUEST_TIMEOUT) {
+  const { kind } = classifyFailure(err);
+  if (kind === "timeout") {
     return `Server "${server}" did not answer ${tool} within ${timeoutMs} ms; the call was abandoned. Try again, with smaller input, or raise "timeout" for "${server}" in the mcpx config.`;
   }
-  if (code === SDK_CONNECTION_CLOSED) {
+  if (kind === "closed") {
     return `Server "${server}" closed the connection during ${tool} (it may have crashed). The call did not complete; it is safe to retry if the tool is idempotent.`;
   }
   return `Server "${server}" failed to run ${tool}: ${redact(errorMessage(err))}`;
-}
-
-/** RFC 6570 level-1 match: `{var}` stands for one or more characters other than "/". */
-function matchesTemplate(template: string, uri: string): boolean {
-  const pattern = template
-    .split(/(\{[^}]+\})/)
-    .map((part) =>
-      part.startsWith("{")
-        ? part.startsWith("{+")
-          ? ".+"
-          : "[^/]+"
-        : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-    )
-    .join("");
-  return new RegExp(`^${pattern}$`).test(uri);
 }

@@ -5,14 +5,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import {
   CallToolResultSchema,
+  ErrorCode,
   LoggingMessageNotificationSchema,
+  McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/load.js";
+import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type {
   PromptDef,
@@ -24,6 +28,7 @@ import type {
 } from "../types.js";
 import { VERSION } from "../version.js";
 import type { StderrRing } from "./stderr.js";
+import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
 import { createRemoteTransport, ProcessTransport, type ChildTracker } from "./transport.js";
 
 export type ListKind = "tools" | "resources" | "prompts";
@@ -112,26 +117,39 @@ export function createClientFactory(
   const log = options.logger.child(server.name);
   switch (spec.transport) {
     case "stdio":
-      return (signal) =>
-        connectTransport(
-          new ProcessTransport(spec, {
-            onStderrLine: (line) => {
-              options.stderr?.push(line);
-              log.info(line);
-            },
-            ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
-            ...(options.tracker && { tracker: options.tracker }),
-          }),
-          options.connectTimeoutMs,
-          signal,
+      return async (signal) => {
+        // This process's own last lines: what a server that exits at once says about why.
+        const recent: string[] = [];
+        const transport = new ProcessTransport(spec, {
+          onStderrLine: (line) => {
+            options.stderr?.push(line);
+            log.info(line);
+            recent.push(line);
+            if (recent.length > STDERR_LINES_IN_ERROR) recent.shift();
+          },
+          ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
+          ...(options.tracker && { tracker: options.tracker }),
+        });
+        return connectTransport(transport, options.connectTimeoutMs, signal, (err) =>
+          stdioFailure(err, transport.exit, recent),
         );
+      };
     case "sse":
-      return (signal) =>
-        connectTransport(createRemoteTransport(spec, "sse"), options.connectTimeoutMs, signal);
+      return async (signal) => {
+        try {
+          return await connectTransport(
+            createRemoteTransport(spec, "sse"),
+            options.connectTimeoutMs,
+            signal,
+          );
+        } catch (err) {
+          throw remoteFailure(err, spec.url);
+        }
+      };
     case "http": {
       // Learned once per upstream: servers that only speak the old SSE transport.
       let useSse = false;
-      return async (signal) => {
+      const connect = async (signal: AbortSignal | undefined) => {
         if (useSse)
           return connectTransport(
             createRemoteTransport(spec, "sse"),
@@ -157,6 +175,13 @@ export function createClientFactory(
           return session;
         }
       };
+      return async (signal) => {
+        try {
+          return await connect(signal);
+        } catch (err) {
+          throw remoteFailure(err, spec.url);
+        }
+      };
     }
     default: {
       const never: never = spec;
@@ -165,18 +190,57 @@ export function createClientFactory(
   }
 }
 
+/** What a failed upstream request means for the caller, without SDK error codes leaking out. */
+export interface UpstreamFailure {
+  /** timeout: no answer in time; closed: the connection or process ended; other: anything else. */
+  kind: "timeout" | "closed" | "other";
+  message: string;
+}
+
+/**
+ * Classify an error from an UpstreamSession request. The SDK reports its own request timeouts
+ * and closed connections as McpError with the JSON-RPC codes -32001 and -32000.
+ */
+export function classifyFailure(err: unknown): UpstreamFailure {
+  const code = err instanceof McpError ? err.code : undefined;
+  const kind =
+    code === ErrorCode.RequestTimeout
+      ? "timeout"
+      : code === ErrorCode.ConnectionClosed
+        ? "closed"
+        : "other";
+  return { kind, message: errorMessage(err) };
+}
+
+/**
+ * Whether `uri` matches an RFC 6570 resource template (`file:///{path}`, `users/{id}{?page}`),
+ * per the SDK's matcher, which is what SDK servers route reads with. A template that does not
+ * parse matches nothing.
+ */
+export function matchesUriTemplate(template: string, uri: string): boolean {
+  try {
+    return new UriTemplate(template).match(uri) !== null;
+  } catch {
+    return false;
+  }
+}
+
 function isClientError(code: number | undefined): boolean {
   return code !== undefined && code >= 400 && code < 500;
 }
 
 /**
+/**
  * Initialize a session over any SDK transport (in-memory pairs in tests). Aborting `signal`
- * closes the transport (killing a spawned process) and rejects the connect.
+ * closes the transport (killing a spawned process) and rejects the connect. A failure is passed
+ * through `explain` once the transport is closed (a child process has exited by then, and all it
+ * wrote to stderr has been read).
  */
 export async function connectTransport(
   transport: Transport,
   timeoutMs: number,
   signal?: AbortSignal,
+  explain: (err: unknown) => unknown = (err) => err,
 ): Promise<UpstreamSession> {
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
@@ -190,7 +254,7 @@ export async function connectTransport(
     await client.close().catch(() => {
       /* the connect error is the one worth reporting */
     });
-    throw err;
+    throw explain(err);
   } finally {
     signal?.removeEventListener("abort", abort);
   }

@@ -389,6 +389,8 @@ export class Registry {
       // Stored redacted: this text reaches clients (describe, tools/list) as well as logs.
       state.error = this.log.redact(errorMessage(err));
       state.health.downSince ??= this.now();
+      // Failed starts and reconnects count, as failed health checks do.
+      state.health.consecutiveFailures += 1;
       if (wasDown) {
         // Nothing changed for clients: no list_changed for another failed attempt.
         this.log.debug(`${name}: still down: ${state.error}`);

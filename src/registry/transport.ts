@@ -3,6 +3,7 @@
  * Imports the SDK (see eslint.config.js).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -10,17 +11,31 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamSpec } from "../config/load.js";
+import { Watchdog } from "./watchdog.js";
 
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
 type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
 
-/** Every child process a proxy spawned and has not yet seen exit: for a last-resort kill. */
+/**
+ * Every child process a proxy spawned and has not yet seen exit: for a last-resort kill, and
+ * registered with the watchdog so they end with mcpx even when mcpx is SIGKILLed.
+ */
 export class ChildTracker {
   private readonly children = new Set<ChildProcess>();
+  /** Ends every tracked group if this process dies before it could (src/registry/watchdog.ts). */
+  private readonly watchdog = new Watchdog();
 
   add(child: ChildProcess): void {
+    const pid = child.pid;
+    // Never spawned (ENOENT and the like): nothing to track.
+    if (pid === undefined) return;
     this.children.add(child);
-    child.once("exit", () => this.children.delete(child));
+    // Spawned detached, so its pid is its process group's id.
+    this.watchdog.watch(pid);
+    child.once("exit", () => {
+      this.children.delete(child);
+      this.watchdog.unwatch(pid);
+    });
   }
 
   get size(): number {
@@ -31,6 +46,11 @@ export class ChildTracker {
   killAll(signal: NodeJS.Signals = "SIGKILL"): void {
     for (const child of this.children) signalGroup(child, signal);
   }
+
+  /** Stop the watchdog once every child is closed; resolves when it has exited. */
+  async close(): Promise<void> {
+    await this.watchdog.close();
+  }
 }
 
 export interface StdioTransportOptions {
@@ -40,6 +60,14 @@ export interface StdioTransportOptions {
   onStderrLine?: (line: string) => void;
   /** How long a child has between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+}
+
+/** How a child ended: its exit code or signal, and whether close() had asked it to. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when close() had started: the exit was ours, not the server's own doing. */
+  requested: boolean;
 }
 
 /** Cap on one stderr line kept in memory; a flood without newlines must not grow memory. */
@@ -58,6 +86,7 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private readonly readBuffer = new ReadBuffer();
   private exited: Promise<void> | undefined;
+  private exitStatus: ExitStatus | undefined;
   private closing = false;
 
   constructor(
@@ -68,6 +97,11 @@ export class ProcessTransport implements Transport {
   /** The child's pid once started (tests and health checks use it). */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** How the child ended, once it has. */
+  get exit(): ExitStatus | undefined {
+    return this.exitStatus;
   }
 
   start(): Promise<void> {
@@ -88,9 +122,13 @@ export class ProcessTransport implements Transport {
       this.child = child;
       this.options.tracker?.add(child);
       this.exited = new Promise((done) => child.once("close", () => done()));
+      child.once("exit", (code, signal) => {
+        this.exitStatus = { code, signal, requested: this.closing };
+      });
       child.once("error", (err) => {
-        reject(err);
-        this.onerror?.(err);
+        const failure = spawnFailure(err, this.spec);
+        reject(failure);
+        this.onerror?.(failure);
       });
       child.once("spawn", () => resolve());
       child.once("close", () => {
@@ -193,6 +231,27 @@ export class ProcessTransport implements Transport {
   }
 }
 
+/**
+ * A spawn error that says what to fix. Node reports a missing command, a missing working
+ * directory and a missing #! interpreter all as `spawn x ENOENT`.
+ */
+function spawnFailure(err: Error, spec: StdioSpec): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const command = JSON.stringify(spec.command);
+  const isPath = /[/\\]/.test(spec.command);
+  let why: string | undefined;
+  if (code === "ENOENT") {
+    if (spec.cwd !== undefined && !existsSync(spec.cwd))
+      why = `working directory ${JSON.stringify(spec.cwd)} does not exist`;
+    else if (isPath && existsSync(spec.command))
+      why = `command ${command} could not be started: the interpreter on its #! line was not found`;
+    else why = isPath ? `command ${command} not found` : `command ${command} not found on PATH`;
+  } else if (code === "EACCES") {
+    why = `command ${command} is not executable`;
+  }
+  return why === undefined ? err : new Error(`${why} (${err.message})`, { cause: err });
+}
+
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   const pid = child.pid;
   if (pid === undefined) return;
@@ -204,22 +263,25 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** A transport for an http (streamable) or sse upstream. */
+/**
+ * A transport for an http (streamable) or sse upstream. The SDK sends `requestInit.headers` on
+ * every request, the SSE GET included (with its own Accept and, once negotiated,
+ * mcp-protocol-version), so the entry's headers need nothing more.
+ */
 export function createRemoteTransport(spec: RemoteSpec, kind: "http" | "sse"): Transport {
   const url = new URL(spec.url);
-  const requestInit: RequestInit = { headers: spec.headers };
-  if (kind === "sse") {
-    return new SSEClientTransport(url, {
-      requestInit,
-      // The SSE GET uses eventSourceInit, not requestInit: forward the headers there too.
-      eventSourceInit: {
-        fetch: (input, init) =>
-          fetch(input, {
-            ...init,
-            headers: { ...(init?.headers as Record<string, string>), ...spec.headers },
-          }),
-      },
-    });
+  const headers = { ...spec.headers };
+  // fetch refuses a URL with credentials: send them as HTTP Basic auth, as a browser would,
+  // unless the entry sets Authorization itself.
+  if (url.username || url.password) {
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+      const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      headers.Authorization = `Basic ${Buffer.from(pair).toString("base64")}`;
+    }
+    url.username = "";
+    url.password = "";
   }
+  const requestInit: RequestInit = { headers };
+  if (kind === "sse") return new SSEClientTransport(url, { requestInit });
   return new StreamableHTTPClientTransport(url, { requestInit });
 }

@@ -86,8 +86,11 @@ export function renderCatalog(servers: readonly ServerState[]): string {
 /** describe("server"): its tools with compact signatures and first-sentence descriptions. */
 export function renderServer(s: ServerState): string {
   const lines = [`## ${s.name}${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`];
-  if (s.status === "down")
+  if (s.status === "down") {
+    // The header keeps only the error's first sentence; asked about this server, give all of it.
+    if (s.error) lines.push(`Error: ${s.error}`);
     lines.push("Its tools are unavailable until it is back; mcpx retries it.");
+  }
   for (const t of s.tools) {
     lines.push(
       `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)} — ${firstSentence(t.description)}`,

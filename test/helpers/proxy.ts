@@ -151,8 +151,37 @@ export function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
-/** Pids of every live descendant of `pid` (from /proc). */
+/** The argv[0] of mcpx's watchdog (src/registry/watchdog.ts). */
+const WATCHDOG = "mcpx-watchdog";
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+  } catch {
+    return "";
+  }
+}
+
+/** True for mcpx's watchdog process. */
+export function isWatchdog(pid: number): boolean {
+  return cmdline(pid).includes(WATCHDOG);
+}
+
+/**
+ * Pids of every live descendant of `pid` (from /proc): its upstream processes. mcpx's watchdog
+ * (and what it runs) is left out: it is not an upstream; `watchdogOf` finds it.
+ */
 export function descendants(pid: number): number[] {
+  return processTree(pid, isWatchdog);
+}
+
+/** The pid of mcpx's running watchdog, if it has one. */
+export function watchdogOf(pid: number): number | undefined {
+  return processTree(pid).find(isWatchdog);
+}
+
+/** Every live descendant of `pid`, except `skip`ped processes and theirs. */
+function processTree(pid: number, skip?: (pid: number) => boolean): number[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -169,10 +198,10 @@ export function descendants(pid: number): number[] {
   const out: number[] = [];
   const walk = (p: number) => {
     for (const [child, pp] of parent) {
-      if (pp === p) {
-        out.push(child);
-        walk(child);
-      }
+      if (pp !== p) continue;
+      if (skip?.(child)) continue;
+      out.push(child);
+      walk(child);
     }
   };
   walk(pid);
@@ -210,11 +239,12 @@ export function text(result: unknown): string {
     .join("\n");
 }
 
-/** Start the HTTP fixture upstream; resolves with its MCP URL once it listens. */
+/** Start an HTTP fixture upstream (http-faulty.mjs unless named); resolves once it listens. */
 export async function startHttpFixture(
   env: Record<string, string> = {},
+  file = "http-faulty.mjs",
 ): Promise<{ url: string; base: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [path.join(FIXTURES, "http-faulty.mjs")], {
+  const child = spawn(process.execPath, [path.join(FIXTURES, file)], {
     env: { ...process.env, PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -17,6 +17,7 @@ import {
   text,
   writeConfig,
   type Running,
+  untilStarted,
 } from "../helpers/proxy.js";
 
 function slowConfig() {
@@ -63,6 +64,7 @@ describe.each(transports)("startup over %s", (_name, start) => {
       release();
       expect(text(await pending)).toBe("waited");
       await eventually(() => changed > before, 10_000, "tools/list_changed");
+      await untilStarted(proxy.client);
       const after = await proxy.client.listTools();
       const now = after.tools.find((t) => t.name === "describe")?.description ?? "";
       expect(now).not.toMatch(/\[starting\]/);

@@ -1,0 +1,110 @@
+/**
+ * Upstreams end with mcpx however it dies: the built mcpx, three real stdio upstreams (one that
+ * ignores SIGTERM and stdin EOF), SIGKILL, and /proc as the witness.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  descendants,
+  eventually,
+  fixtureServer,
+  npmServer,
+  startHttp,
+  startStdio,
+  watchdogOf,
+  tempDir,
+  writeConfig,
+} from "../helpers/proxy.js";
+
+/** Config files in temp folders of their own, removed after the tests. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function config(value: unknown): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return writeConfig(value, dir);
+}
+
+/** Running: exists and is not a zombie (an orphan's zombie may never be reaped in a container). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function pgidOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
+const servers = {
+  everything: npmServer("@modelcontextprotocol/server-everything", "stdio"),
+  memory: npmServer("@modelcontextprotocol/server-memory"),
+  stubborn: fixtureServer("faulty.mjs", { FAULT_IGNORE_SIGTERM: "1" }),
+};
+
+describe("upstreams end with mcpx", () => {
+  it("ends every upstream, one that ignores SIGTERM and stdin EOF included, when mcpx is SIGKILLed", async () => {
+    const file = config({ mcpServers: servers });
+    const proxy = await startHttp(file);
+    let recorded: number[] = [];
+    try {
+      // One warm session each (stdio pre-warms one spare).
+      await eventually(() => descendants(proxy.pid).length === 3, 20_000, "three upstreams");
+      const watchdog = watchdogOf(proxy.pid);
+      expect(watchdog).toBeDefined();
+      recorded = [...descendants(proxy.pid), watchdog!];
+      // A session and process group of its own: signals to mcpx's group miss it.
+      expect(pgidOf(watchdog!)).not.toBe(pgidOf(proxy.pid));
+
+      proxy.child.kill("SIGKILL");
+      await new Promise((r) => proxy.child.once("exit", r));
+      await eventually(
+        () => recorded.every((p) => !running(p)),
+        15_000,
+        "the upstreams and the watchdog to end",
+      );
+    } finally {
+      proxy.child.kill("SIGKILL");
+      for (const pid of recorded.filter(running)) process.kill(pid, "SIGKILL");
+    }
+  }, 60_000);
+});
+
+describe("the watchdog after a normal shutdown", () => {
+  it("is gone when mcpx exits on SIGTERM", async () => {
+    const proxy = await startHttp(config({ mcpServers: servers }));
+    try {
+      await eventually(() => descendants(proxy.pid).length === 3, 20_000, "three upstreams");
+      const watchdog = watchdogOf(proxy.pid);
+      expect(watchdog).toBeDefined();
+      const upstreams = descendants(proxy.pid);
+      proxy.child.kill("SIGTERM");
+      const code = await new Promise((r) => proxy.child.once("exit", r));
+      expect(code).toBe(0);
+      // mcpx waited for it: gone the moment mcpx is, no polling.
+      expect(running(watchdog!)).toBe(false);
+      expect(upstreams.filter(running)).toEqual([]);
+    } finally {
+      proxy.child.kill("SIGKILL");
+    }
+  }, 60_000);
+
+  it("is gone when mcpx exits because its stdio client closed stdin", async () => {
+    const proxy = await startStdio(
+      config({ mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") } }),
+    );
+    await eventually(() => descendants(proxy.pid).length === 1, 20_000, "the upstream");
+    const watchdog = watchdogOf(proxy.pid);
+    expect(watchdog).toBeDefined();
+    // The SDK client ends stdin, then signals after a grace period; mcpx exits on the EOF.
+    await proxy.close();
+    await eventually(() => !running(proxy.pid), 10_000, "mcpx to exit");
+    expect(running(watchdog!)).toBe(false);
+  }, 60_000);
+});
