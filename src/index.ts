@@ -50,12 +50,14 @@ async function main(): Promise<number | undefined> {
   }
   const toStderr = stderrSink();
   const logFile = config.log && fileSink(config.log, (m) => toStderr(`mcpx: ${m}\n`));
+  // Lines still queued for the log file are written at any exit, process.exit(1) included.
+  if (logFile) process.on("exit", () => logFile.flushSync());
   const logger = createLogger({
     level: cli.logLevel,
     write: logFile
       ? (line) => {
           toStderr(line);
-          logFile(line);
+          logFile.write(line);
         }
       : toStderr,
   });
@@ -92,6 +94,8 @@ async function main(): Promise<number | undefined> {
       // 3. Stop health checks and close every upstream (SIGTERM, then SIGKILL per group).
       await proxy.close();
     }
+    // 4. Let the log file's batch in progress land (the exit hook writes only what is queued).
+    await logFile?.close();
     process.exit(0);
   };
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
