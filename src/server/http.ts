@@ -11,6 +11,7 @@ import type { AuthConfig, Config } from "../config/load.js";
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
+import { CancelledStreams } from "./cancelled-streams.js";
 import type { ProxyContext } from "./context.js";
 import { authInfoFor, cleanCaller, createMcpServer, type DownstreamServer } from "./mcp-server.js";
 
@@ -46,6 +47,8 @@ interface Session {
   lastSeen: number;
   /** Responses of this session still open (the GET stream, streamed POST answers). */
   open: number;
+  /** Answer streams by request id, so those of cancelled requests can be ended. */
+  streams: CancelledStreams;
 }
 
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -294,6 +297,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
               ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
               lastSeen: Date.now(),
               open: 0,
+              streams: new CancelledStreams(),
             });
           },
         });
@@ -311,7 +315,9 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
         return;
       }
       inUse(session, res);
+      session.streams.track(req.body, res);
       await session.transport.handleRequest(req, res, req.body);
+      session.streams.endCancelled(req.body, session.transport);
     } catch (err) {
       log.error(`HTTP request failed: ${errorMessage(err)}`);
       if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
