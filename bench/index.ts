@@ -9,6 +9,7 @@ import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
 import { runLatencyBench } from "./latency.js";
+import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens.js";
 import { ROOT } from "./upstreams.js";
 
@@ -16,6 +17,7 @@ import { ROOT } from "./upstreams.js";
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
+  memory: runMemoryBench,
 };
 
 const RESULTS = path.join(ROOT, "bench/RESULTS.md");
