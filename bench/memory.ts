@@ -242,7 +242,7 @@ function render(readings: Reading[], failures: string[], left: number, ms: numbe
       rows,
     ),
     "",
-    ...interpretation(readings),
+    interpretation(readings).join("\n\n"),
     "",
     `${failures.length === 0 ? "Every call answered as expected" : `Failures: ${failures.join("; ")}`}. Upstream processes left after mcpx exited: ${left}. Run time ${(ms / 1000).toFixed(0)} s.`,
   ].join("\n");
