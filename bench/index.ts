@@ -10,6 +10,7 @@ import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
 import { runLatencyBench } from "./latency.js";
 import { runStartupBench } from "./startup.js";
+import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens.js";
 import { ROOT } from "./upstreams.js";
 
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
   startup: runStartupBench,
+  memory: runMemoryBench,
 };
 
 const RESULTS = path.join(ROOT, "bench/RESULTS.md");

@@ -8,7 +8,7 @@ import { parseCli, UsageError, USAGE, type CliOptions } from "./cli.js";
 import { ConfigError, loadConfig, type Config } from "./config/load.js";
 import { watchConfig, type ConfigWatcher } from "./config/watch.js";
 import { errorMessage } from "./errors.js";
-import { fileSink } from "./logfile.js";
+import { fileSink, type FileSink } from "./logfile.js";
 import { createLogger, stderrSink, type Logger } from "./logger.js";
 import { createProxy, type Proxy } from "./proxy.js";
 import { exposure, serveHttp } from "./server/http.js";
@@ -20,7 +20,7 @@ async function main(): Promise<number | undefined> {
   if (typeof cli === "number") return cli;
   const config = readConfig(cli);
   if (typeof config === "number") return config;
-  const logger = buildLogger(cli, config);
+  const { logger, logFile } = buildLogger(cli, config);
   for (const w of config.warnings) logger.warn(w);
   const bind = exposed(cli, config);
   if (bind && "error" in bind) {
@@ -30,7 +30,7 @@ async function main(): Promise<number | undefined> {
   if (bind) logger.warn(bind.warning);
 
   const proxy = createProxy(config, { logger });
-  const lifecycle = installShutdown(proxy, config, logger);
+  const lifecycle = installShutdown(proxy, config, logger, logFile);
   // Serve first: `initialize` never waits for an upstream. Servers still starting show as such
   // in the catalog and arrive through notifications/tools/list_changed; a call to one waits.
   lifecycle.stopServing = await serve(cli, proxy, logger, (why) => void lifecycle.shutdown(why));
@@ -82,18 +82,21 @@ function readConfig(cli: CliOptions): Config | number {
 }
 
 /** Logs go to stderr, and to the rotating log file when the config names one. */
-function buildLogger(cli: CliOptions, config: Config): Logger {
+function buildLogger(cli: CliOptions, config: Config): { logger: Logger; logFile?: FileSink } {
   const toStderr = stderrSink();
   const logFile = config.log && fileSink(config.log, (m) => toStderr(`mcpx: ${m}\n`));
-  return createLogger({
+  // Lines still queued for the log file are written at any exit, process.exit(1) included.
+  if (logFile) process.on("exit", () => logFile.flushSync());
+  const logger = createLogger({
     level: cli.logLevel,
     write: logFile
       ? (line) => {
           toStderr(line);
-          logFile(line);
+          logFile.write(line);
         }
       : toStderr,
   });
+  return { logger, ...(logFile && { logFile }) };
 }
 
 /** Beyond loopback only with auth, or when the user says so out loud. */
@@ -111,7 +114,12 @@ interface Lifecycle {
  * SIGINT/SIGTERM/SIGHUP shut down in a fixed order; a second signal exits at once, killing
  * every upstream group.
  */
-function installShutdown(proxy: Proxy, config: Config, logger: Logger): Lifecycle {
+function installShutdown(
+  proxy: Proxy,
+  config: Config,
+  logger: Logger,
+  logFile: FileSink | undefined,
+): Lifecycle {
   let shuttingDown = false;
   const lifecycle: Lifecycle = {
     stopServing: async () => {},
@@ -134,6 +142,8 @@ function installShutdown(proxy: Proxy, config: Config, logger: Logger): Lifecycl
         // including pools a reload is retiring and sessions still starting.
         await proxy.close();
       }
+      // 4. The log file's queued lines reach the disk before the exit.
+      await logFile?.close();
       process.exit(0);
     },
   };

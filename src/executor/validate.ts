@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { LRUCache } from "lru-cache";
 import type { JsonSchema } from "../types.js";
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
@@ -9,8 +10,30 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void;
 export type Validation = { ok: true } | { ok: false; problems: string[] };
 
 /**
- * Validates call arguments against upstream input schemas. Validators are compiled once per
- * schema object (a refreshed catalog brings new objects, so stale validators drop out).
+ * Distinct schemas kept compiled. A catalog rarely has more than a few hundred tools; past this
+ * the least recently used validator is dropped (and recompiled if its schema comes back).
+ */
+export const DEFAULT_MAX_VALIDATORS = 1000;
+
+export interface ArgumentValidatorOptions {
+  /** Distinct schemas (by content) kept compiled; default DEFAULT_MAX_VALIDATORS. */
+  maxValidators?: number;
+}
+
+/** One compiled schema: the validator, and what ajv caches it under (to remove it later). */
+interface Compiled {
+  fn: ValidateFunction | null;
+  ajv: Ajv | Ajv2020;
+  /** The exact object handed to ajv.compile: ajv's own cache is keyed by it. */
+  schema: JsonSchema;
+}
+
+/**
+ * Validates call arguments against upstream input schemas. A schema is compiled once per
+ * content, not per object: every catalog refresh (list_changed, reload, reconnect) brings new
+ * schema objects with the same content, and they share one validator. ajv keeps every schema
+ * it compiled in a cache of its own, so the bound must hold there too: a validator dropped from
+ * the LRU is removed from ajv as well.
  * A schema ajv cannot compile is not our business to reject: the upstream validates it.
  */
 export class ArgumentValidator {
@@ -20,37 +43,54 @@ export class ArgumentValidator {
     strict: false,
     validateFormats: true,
   });
-  private readonly cache = new WeakMap<JsonSchema, ValidateFunction | null>();
+  /** Schema object → its validator: skips serializing a schema already seen. */
+  private readonly byObject = new WeakMap<JsonSchema, Compiled>();
+  /** Schema content → its validator, bounded. */
+  private readonly byContent: LRUCache<string, Compiled>;
 
-  constructor() {
+  constructor(options: ArgumentValidatorOptions = {}) {
     addFormats(this.draft7);
     addFormats(this.draft2020);
+    this.byContent = new LRUCache({
+      max: options.maxValidators ?? DEFAULT_MAX_VALIDATORS,
+      dispose: (entry) => {
+        entry.ajv.removeSchema(entry.schema);
+      },
+    });
   }
 
   validate(schema: JsonSchema, args: unknown): Validation {
-    const fn = this.compiled(schema);
+    const fn = this.compiled(schema).fn;
     if (!fn || fn(args)) return { ok: true };
     return { ok: false, problems: (fn.errors ?? []).map(describeError) };
   }
 
-  private compiled(schema: JsonSchema): ValidateFunction | null {
-    const hit = this.cache.get(schema);
-    if (hit !== undefined) return hit;
-    let fn: ValidateFunction | null;
-    try {
-      // $schema picks the draft; $id would clash between servers that reuse one.
-      const { $schema, $id: _ignored, ...rest } = schema;
-      const ajv =
-        typeof $schema === "string" && /2019-09|2020-12/.test($schema)
-          ? this.draft2020
-          : this.draft7;
-      fn = ajv.compile(rest);
-    } catch {
-      // Not compilable (unknown draft, broken $ref): skip local validation, upstream decides.
-      fn = null;
+  private compiled(schema: JsonSchema): Compiled {
+    const seen = this.byObject.get(schema);
+    if (seen) return seen;
+    // $schema picks the draft; $id would clash between servers that reuse one.
+    const { $schema, $id: _ignored, ...rest } = schema;
+    const ajv =
+      typeof $schema === "string" && /2019-09|2020-12/.test($schema) ? this.draft2020 : this.draft7;
+    const key = `${ajv === this.draft2020 ? "2020" : "7"}:${JSON.stringify(rest)}`;
+    let entry = this.byContent.get(key);
+    if (!entry) {
+      entry = { fn: compile(ajv, rest), ajv, schema: rest };
+      this.byContent.set(key, entry);
     }
-    this.cache.set(schema, fn);
-    return fn;
+    this.byObject.set(schema, entry);
+    return entry;
+  }
+}
+
+function compile(ajv: Ajv | Ajv2020, schema: JsonSchema): ValidateFunction | null {
+  try {
+    return ajv.compile(schema);
+  } catch {
+    // Not compilable (unknown draft, broken $ref): skip local validation, upstream decides.
+    // ajv cached the schema before it failed; drop it now, nothing will use it.
+    ajv.removeSchema(schema);
+    return null;
   }
 }
 

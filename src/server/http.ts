@@ -13,6 +13,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
+import { CancelledStreams } from "./cancelled-streams.js";
 import type { ProxyContext } from "./context.js";
 import {
   allowedHostnames,
@@ -55,6 +56,8 @@ interface Session {
   lastSeen: number;
   /** Responses of this session still open (the GET stream, streamed POST answers). */
   open: number;
+  /** Answer streams by request id, so those of cancelled requests can be ended. */
+  streams: CancelledStreams;
 }
 
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -200,7 +203,9 @@ function postRoute(ctx: ProxyContext, sessions: SessionTable, identify: Identify
       const session = sessions.find(req, who);
       if (session) {
         sessions.touch(session, res);
+        session.streams.track(req.body, res);
         await session.transport.handleRequest(req, res, req.body);
+        session.streams.endCancelled(req.body, session.transport);
         return;
       }
       if (req.header("mcp-session-id") !== undefined) {
@@ -326,6 +331,7 @@ class SessionTable {
         this.sessions.set(id, {
           transport,
           downstream,
+          streams: new CancelledStreams(),
           ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
           lastSeen: Date.now(),
           open: 0,

@@ -1,7 +1,10 @@
+import { execFileSync } from "node:child_process";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { ArgumentValidator, type Validation } from "../../src/executor/validate.js";
 import type { JsonSchema } from "../../src/types.js";
+import { ROOT } from "../helpers/proxy.js";
 
 const issueSchema: JsonSchema = {
   type: "object",
@@ -150,5 +153,60 @@ describe("ArgumentValidator", () => {
     expect(problems(v.validate(issueSchema, { repo: "r" }))).toEqual([
       'missing required property "owner"',
     ]);
+  });
+});
+
+/** Schemas ajv holds compiled (its private cache, where the leak was), meta-schemas included. */
+function ajvEntries(v: ArgumentValidator): number {
+  const inner = v as unknown as Record<"draft7" | "draft2020", { _cache: Map<unknown, unknown> }>;
+  return inner.draft7._cache.size + inner.draft2020._cache.size;
+}
+
+describe("ArgumentValidator memory", () => {
+  it("compiles a refreshed schema (new object, same content) once", () => {
+    const v = new ArgumentValidator();
+    const baseline = ajvEntries(v);
+    const text = JSON.stringify(issueSchema);
+    for (let i = 0; i < 1000; i++) {
+      // Every list_changed or reload parses a new object with the same content.
+      expect(v.validate(JSON.parse(text) as JsonSchema, { owner: "o" }).ok).toBe(false);
+    }
+    expect(ajvEntries(v) - baseline).toBe(1);
+  });
+
+  it("keeps at most maxValidators schemas compiled when every refresh changes them", () => {
+    const v = new ArgumentValidator({ maxValidators: 50 });
+    const baseline = ajvEntries(v);
+    for (let i = 0; i < 1000; i++) {
+      const schema = { ...issueSchema, description: `generation ${i}` };
+      expect(v.validate(schema, { owner: "o", repo: "r" }).ok).toBe(true);
+    }
+    expect(ajvEntries(v) - baseline).toBeLessThanOrEqual(50);
+    // A validator dropped from the cache is compiled again, and still right.
+    expect(problems(v.validate({ ...issueSchema, description: "generation 0" }, {}))).toHaveLength(
+      2,
+    );
+  });
+
+  it("keeps nothing in ajv for a schema it cannot compile", () => {
+    const v = new ArgumentValidator();
+    const baseline = ajvEntries(v);
+    for (let i = 0; i < 100; i++) {
+      const broken = { type: "object", properties: { a: { $ref: `#/nope${i}` } } };
+      expect(v.validate(broken, {})).toEqual({ ok: true });
+    }
+    expect(ajvEntries(v)).toBe(baseline);
+  });
+
+  it("keeps the heap flat across 1,000 catalog refreshes (node --expose-gc)", () => {
+    const script = path.join(import.meta.dirname, "../fixtures/heap/validator-refreshes.ts");
+    const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, "1000"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    const { before, after } = JSON.parse(out) as { before: number; after: number };
+    // 10 real schemas x 1,000 refreshes: each leaked compile costs kilobytes, so a leak shows
+    // as tens of MB; a bounded cache leaves only GC noise.
+    expect(after - before).toBeLessThan(2 * 1024 * 1024);
   });
 });
