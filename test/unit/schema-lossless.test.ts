@@ -10,6 +10,7 @@ import { encode as countTokens } from "gpt-tokenizer";
 import { beforeAll, describe, expect, it } from "vitest";
 
 import { SchemaCompiler } from "../../src/compression/schema.js";
+import { signature } from "../../src/compression/signature.js";
 import { renderTool, schemaTypeName } from "../../src/server/catalog.js";
 import type { JsonSchema, ToolDef } from "../../src/types.js";
 import { exampleCatalogs, recordedCatalogs, type Catalog } from "../helpers/catalogs.js";
@@ -184,12 +185,12 @@ function definition(tool: ToolDef): string {
   );
 }
 
-describe("describe(server.tool) on every real catalog", () => {
-  let catalogs: Catalog[] = [];
-  beforeAll(async () => {
-    catalogs = [...recordedCatalogs(), ...(await exampleCatalogs())];
-  });
+let catalogs: Catalog[] = [];
+beforeAll(async () => {
+  catalogs = [...recordedCatalogs(), ...(await exampleCatalogs())];
+});
 
+describe("describe(server.tool) on every real catalog", () => {
   it("covers the github corpus, six recorded servers and the three example servers", () => {
     expect(catalogs.map((c) => c.server)).toEqual([
       "github",
@@ -238,6 +239,36 @@ describe("describe(server.tool) on every real catalog", () => {
       }
     }
     expect(above).toEqual([]);
+  });
+});
+
+describe('describe("server") signatures on every real catalog', () => {
+  it("name every parameter once with its required marker, required ones first", () => {
+    const failures: string[] = [];
+    for (const { server, tools } of catalogs) {
+      for (const tool of tools) {
+        const sig = signature(tool.name, tool.inputSchema);
+        const properties = isNode(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
+        const required = Array.isArray(tool.inputSchema.required) ? tool.inputSchema.required : [];
+        const names = Object.keys(properties);
+        const expected = [
+          ...names.filter((n) => required.includes(n)),
+          ...names.filter((n) => !required.includes(n)).map((n) => `${n}?`),
+        ];
+        const head = `${tool.name}(`;
+        const body = sig.startsWith(head) && sig.endsWith(")") ? sig.slice(head.length, -1) : "";
+        const params = body === "" ? [] : body.split(", ").map((p) => p.replace(/: .*$/, ""));
+        if (JSON.stringify(params) !== JSON.stringify(expected))
+          failures.push(`${server}.${sig} ≠ (${expected.join(", ")})`);
+        // A type, when shown, is the property's own scalar type.
+        for (const p of body === "" ? [] : body.split(", ")) {
+          const [, name, type] = /^(.+?)\??: (.+)$/.exec(p) ?? [];
+          if (name !== undefined && scalarType(properties[name]) !== type)
+            failures.push(`${server}.${tool.name}: ${p}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
   });
 });
 
