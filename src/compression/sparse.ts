@@ -42,7 +42,7 @@ export function encodeSparse(value: unknown): string | undefined {
   const lines: string[] = [];
   if (isRecordArray(value)) lines.push(...table("", value as Record_[], 0, notes));
   else if (isRecord(value) && Object.keys(value).length > 0)
-    lines.push(...block(value as Record_, 0, notes));
+    lines.push(...block(value, 0, notes));
   else return undefined;
   if (notes.tables === 0) return undefined;
   const header = [
@@ -61,7 +61,7 @@ function isRecordArray(value: unknown): boolean {
     Array.isArray(value) &&
     value.length > 0 &&
     value.every(isRecord) &&
-    value.some((r) => Object.keys(r as object).length > 0)
+    value.some((r) => Object.keys(r).length > 0)
   );
 }
 
@@ -231,7 +231,7 @@ function assign(record: Record_, path: Column, value: Json): void {
   let at = record;
   path.slice(0, -1).forEach((k) => {
     if (!isRecord(at[k])) at[k] = {};
-    at = at[k] as Record_;
+    at = at[k];
   });
   at[path[path.length - 1]!] = value;
 }
