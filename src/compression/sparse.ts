@@ -41,8 +41,7 @@ export function encodeSparse(value: unknown): string | undefined {
   const notes: Notes = { absent: false, paths: false, tables: 0 };
   const lines: string[] = [];
   if (isRecordArray(value)) lines.push(...table("", value as Record_[], 0, notes));
-  else if (isRecord(value) && Object.keys(value).length > 0)
-    lines.push(...block(value, 0, notes));
+  else if (isRecord(value) && Object.keys(value).length > 0) lines.push(...block(value, 0, notes));
   else return undefined;
   if (notes.tables === 0) return undefined;
   const header = [
@@ -240,7 +239,7 @@ function assign(record: Record_, path: Column, value: Json): void {
 function splitColumns(head: string): Column[] {
   const columns: Column[] = [];
   let path: string[] = [];
-  for (let i = 0; i < head.length; ) {
+  for (let i = 0; i < head.length;) {
     if (head[i] === '"') {
       const end = stringEnd(head, i);
       path.push(JSON.parse(head.slice(i, end + 1)) as string);
