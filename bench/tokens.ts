@@ -6,15 +6,18 @@
  * A tool definition costs its API form, `JSON.stringify({ name, description, inputSchema })`;
  * text costs its o200k_base tokens.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import path from "node:path";
 import { decode as decodeToon } from "@toon-format/toon";
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { decodeSparse, encodeSparse } from "../src/compression/sparse.js";
+import { apiForm, definitionTokens, meta, tokenizerVersion, tokens } from "./count.js";
 import { startProxy, type BenchProxy } from "./proxy.js";
-import { int, percentile, ratio, table, verdict, type BenchSection } from "./report.js";
+import { measureSchema, schemaStats, type SchemaRow } from "./schema.js";
+import { ECONOMY_TARGET, measureEconomy, OTHERS, type Economy } from "./economy.js";
+import { recordedTools, RECORDED } from "../test/helpers/catalogs.js";
+import { int, ratio, table, verdict, type BenchSection } from "./report.js";
 import {
   callText,
   connectDirect,
@@ -23,8 +26,8 @@ import {
   npmServer,
   replayServer,
   resultText,
-  ROOT,
   type DirectClient,
+  ROOT,
   type StdioSpec,
 } from "./upstreams.js";
 
@@ -32,37 +35,14 @@ import {
 const TARGET = {
   initSmall: 0.15,
   initCorpus: 0.03,
-  schemaMedian: 0.7,
-  schemaMax: 1.0,
+  schemaMedian: ECONOMY_TARGET.schemaMedian,
+  schemaMax: ECONOMY_TARGET.schemaMax,
   result: 1.0,
   resultUniform: 0.8,
 } as const;
 
 const SMALL = ["everything", "filesystem", "memory"] as const;
 const CORPUS = "github";
-
-function tokens(text: string): number {
-  return countTokens(text);
-}
-
-/** The API form of a tool definition, as a host sends it to the model. */
-function apiForm(t: Pick<Tool, "name" | "description" | "inputSchema">): string {
-  return JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema });
-}
-
-function definitionTokens(tools: readonly Tool[]): number {
-  return tools.reduce((sum, t) => sum + tokens(apiForm(t)), 0);
-}
-
-function tokenizerVersion(): string {
-  const pkg = path.join(ROOT, "node_modules/gpt-tokenizer/package.json");
-  return (JSON.parse(readFileSync(pkg, "utf8")) as { version: string }).version;
-}
-
-/** Run a meta-tool through the proxy and return its text (a tool error fails the benchmark). */
-function meta(p: BenchProxy, name: string, args: Record<string, unknown>): Promise<string> {
-  return callText(p.client, name, args);
-}
 
 export async function runTokenBench(): Promise<BenchSection> {
   const started = performance.now();
@@ -77,6 +57,15 @@ export async function runTokenBench(): Promise<BenchSection> {
     // Only uniform_rows: kept out of the catalogs above so (b) is exactly the recorded corpus.
     replay: replayServer({ REPLAY_DIR: ws.emptyReplayDir, REPLAY_EXTRA: "1" }),
   } satisfies Record<string, StdioSpec>;
+  // The other recorded catalogs, each served unchanged by the replay fixture.
+  const recorded = Object.fromEntries(
+    OTHERS.map((s) => [
+      s,
+      replayServer({
+        REPLAY_DIR: path.join(ROOT, "test/fixtures/corpus", RECORDED[s as keyof typeof RECORDED]),
+      }),
+    ]),
+  );
   const pick = (...names: (keyof typeof specs)[]) =>
     Object.fromEntries(names.map((n) => [n, specs[n]])) as Record<string, StdioSpec>;
 
@@ -97,14 +86,17 @@ export async function runTokenBench(): Promise<BenchSection> {
       closers.push(() => p.close());
       return p;
     };
-    const [proxySmall, proxyAll, proxyRows] = await allSettled([
+    const [proxySmall, proxyAll, proxyRows, proxyEvery] = await allSettled([
       open(pick(...SMALL)),
       open(pick(...SMALL, CORPUS)),
       open(pick("replay")),
+      open({ ...pick(...SMALL, CORPUS), ...recorded }),
     ]);
 
     const defs = new Map<string, Tool[]>();
     for (const [name, d] of Object.entries(directs)) defs.set(name, await listAllTools(d.client));
+    for (const s of OTHERS)
+      defs.set(s, recordedTools(RECORDED[s as keyof typeof RECORDED]) as Tool[]);
     const toolsOf = (name: string) => defs.get(name) ?? [];
 
     const init = await measureInit(proxySmall, proxyAll, toolsOf);
@@ -112,6 +104,12 @@ export async function runTokenBench(): Promise<BenchSection> {
     const results = await measureResults(proxyAll, proxyRows, directs, ws.files);
     const tree = ws.tree;
     const task = await measureTask(proxyAll, directs[CORPUS].client, init.allDefTokens);
+    const economy = await measureEconomy({
+      proxy: proxyEvery,
+      toolsOf,
+      schema,
+      servers: [...SMALL, CORPUS],
+    });
 
     const markdown = render({
       init,
@@ -119,6 +117,7 @@ export async function runTokenBench(): Promise<BenchSection> {
       results,
       task,
       tree,
+      economy,
       elapsedMs: performance.now() - started,
     });
     return { id: "tokens", title: "Tokens", markdown };
@@ -195,103 +194,6 @@ async function measureInit(
     allDefTokens: b.upstreamTokens,
     metaTools: allMeta.map((t) => ({ name: t.name, tokens: tokens(apiForm(t)) })),
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// R_schema: describe("server.tool") versus the tool's own definition.
-
-interface SchemaRow {
-  ref: string;
-  server: string;
-  /** The tool's JSON definition: API form, plus outputSchema when it has one. */
-  defTokens: number;
-  /** The API form alone (name, description, inputSchema). */
-  apiTokens: number;
-  describeTokens: number;
-  ratio: number;
-  typescript: boolean;
-  /** Tokens of the definition's inputSchema as compact JSON. */
-  inputJsonTokens: number;
-  /** Tokens of the input schema as describe renders it (TypeScript or JSON). */
-  inputTokens: number;
-  /** Tokens of the description as a JSON string (in the definition) and as describe shows it. */
-  descriptionJsonTokens: number;
-  descriptionTokens: number;
-  /** Parts of the describe answer the API form has no counterpart for. */
-  annotationTokens: number;
-  outputTokens: number;
-  runTokens: number;
-}
-
-/** The parts of a describe answer, told apart by the lines renderTool writes around them. */
-interface AnswerParts {
-  description: string;
-  annotations: string;
-  input: string;
-  output: string;
-  run: string;
-}
-
-/**
- * Split a describe answer (see renderTool): a heading with hint tags, the description (known:
- * the tool's own), the input schema, then the output schema (`Returns ` / `Output JSON Schema:`).
- * Missing parts are empty strings.
- */
-function answerParts(text: string, description: string): AnswerParts {
-  const [heading = "", ...body] = text.split("\n");
-  let rest = body.join("\n");
-  const desc = description.trim();
-  if (desc && rest.startsWith(desc)) rest = rest.slice(desc.length).replace(/^\n/, "");
-  const out = rest.search(/^(Returns |Output JSON Schema: )/m);
-  return {
-    description: desc && text.includes(desc) ? desc : "",
-    annotations: / \[[^\]]+\]$/.exec(heading)?.[0] ?? "",
-    input: out < 0 ? rest : rest.slice(0, out).replace(/\n$/, ""),
-    output: out < 0 ? "" : rest.slice(out),
-    run: "",
-  };
-}
-
-async function measureSchema(
-  p: BenchProxy,
-  servers: string[],
-  toolsOf: (name: string) => Tool[],
-): Promise<SchemaRow[]> {
-  const rows: SchemaRow[] = [];
-  for (const server of servers) {
-    for (const tool of toolsOf(server)) {
-      const ref = `${server}.${tool.name}`;
-      const text = await meta(p, "describe", { method: ref });
-      // Like for like: describe shows the output schema, so the definition it is weighed
-      // against includes the tool's outputSchema when it has one (the API form alone does not).
-      const defTokens = tokens(
-        tool.outputSchema
-          ? JSON.stringify({ ...JSON.parse(apiForm(tool)), outputSchema: tool.outputSchema })
-          : apiForm(tool),
-      );
-      const apiTokens = tokens(apiForm(tool));
-      const describeTokens = tokens(text);
-      const parts = answerParts(text, tool.description ?? "");
-      const count = (part: string) => (part ? tokens(part) : 0);
-      rows.push({
-        ref,
-        server,
-        defTokens,
-        apiTokens,
-        describeTokens,
-        ratio: describeTokens / defTokens,
-        typescript: !text.includes("\nInput JSON Schema: "),
-        inputJsonTokens: tokens(JSON.stringify(tool.inputSchema)),
-        descriptionJsonTokens: count(JSON.stringify(tool.description ?? "")),
-        descriptionTokens: count(parts.description),
-        annotationTokens: count(parts.annotations),
-        inputTokens: count(parts.input),
-        outputTokens: count(parts.output),
-        runTokens: count(parts.run),
-      });
-    }
-  }
-  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -389,8 +291,11 @@ function decodeProxied(text: string, expected: unknown): { form: string; lossles
   } catch {
     // Not JSON: the proxy chose TOON (or passed text through).
   }
+  // Not JSON: the proxy chose TOON or a sparse table (told apart by re-encoding the data).
+  const sparse = text === encodeSparse(expected);
   try {
-    return { form: "TOON", lossless: isDeepStrictEqual(decodeToon(text), expected) };
+    const decoded = sparse ? decodeSparse(text) : decodeToon(text);
+    return { form: sparse ? "sparse" : "TOON", lossless: isDeepStrictEqual(decoded, expected) };
   } catch {
     return { form: "text", lossless: false };
   }
@@ -501,41 +406,8 @@ interface Measures {
   results: ResultRow[];
   task: TaskMeasure;
   tree: { files: number; dirs: number };
+  economy: Economy;
   elapsedMs: number;
-}
-
-function schemaStats(rows: readonly SchemaRow[]) {
-  const sorted = rows.map((r) => r.ratio).sort((x, y) => x - y);
-  return {
-    tools: rows.length,
-    median: percentile(sorted, 0.5),
-    p90: percentile(sorted, 0.9),
-    max: sorted.at(-1) ?? Number.NaN,
-    above: rows.filter((r) => r.ratio > 1).length,
-    typescript: rows.filter((r) => r.typescript).length,
-    defTokens: rows.reduce((s, r) => s + r.defTokens, 0),
-    describeTokens: rows.reduce((s, r) => s + r.describeTokens, 0),
-    inputJsonTokens: rows.reduce((s, r) => s + r.inputJsonTokens, 0),
-    inputTokens: rows.reduce((s, r) => s + r.inputTokens, 0),
-    outputTokens: rows.reduce((s, r) => s + r.outputTokens, 0),
-    descriptionJsonTokens: rows.reduce((s, r) => s + r.descriptionJsonTokens, 0),
-    descriptionTokens: rows.reduce((s, r) => s + r.descriptionTokens, 0),
-    annotationTokens: rows.reduce((s, r) => s + r.annotationTokens, 0),
-    runTokens: rows.reduce((s, r) => s + r.runTokens, 0),
-    withOutput: rows.filter((r) => r.outputTokens > 0).length,
-    /** Median of the ratio with the output schema left out of the answer. */
-    medianNoOutput: percentile(
-      rows.map((r) => (r.describeTokens - r.outputTokens) / r.apiTokens).sort((x, y) => x - y),
-      0.5,
-    ),
-    /** Max of (answer without its output schema) / API form: the other like-for-like pairing. */
-    maxNoOutput: Math.max(...rows.map((r) => (r.describeTokens - r.outputTokens) / r.apiTokens)),
-    /** Median of input schema as rendered / input schema as JSON. */
-    medianInput: percentile(
-      rows.map((r) => r.inputTokens / r.inputJsonTokens).sort((x, y) => x - y),
-      0.5,
-    ),
-  };
 }
 
 function render(m: Measures): string {
@@ -575,24 +447,14 @@ function render(m: Measures): string {
           `≤ ${TARGET.initCorpus}`,
           verdict(b.metaTokens / b.upstreamTokens, TARGET.initCorpus),
         ],
-        [
-          `R_schema median (${all.tools} tools of b)`,
-          f3(all.median),
-          `≤ ${TARGET.schemaMedian}`,
-          verdict(all.median, TARGET.schemaMedian),
-        ],
-        [
-          `R_schema max (${all.tools} tools of b)`,
-          f3(all.max),
-          `≤ ${TARGET.schemaMax.toFixed(1)}`,
-          verdict(all.max, TARGET.schemaMax),
-        ],
+        ...m.economy.summary.slice(0, 3),
         [
           `R_schema max, answer without output schema / API form (${all.withOutput} tools have one)`,
           f3(all.maxNoOutput),
-          `≤ ${TARGET.schemaMax.toFixed(1)}`,
+          `≤ ${TARGET.schemaMax}`,
           verdict(all.maxNoOutput, TARGET.schemaMax),
         ],
+        ...m.economy.summary.slice(3),
         ...m.results.map((r) => {
           const target = r.uniform ? TARGET.resultUniform : TARGET.result;
           return [
@@ -677,7 +539,9 @@ function render(m: Measures): string {
       [statsRow("all tools of (b)", all), statsRow(`${CORPUS} corpus alone`, corpus)],
     ),
   );
-  out.push(`Targets: median ≤ ${TARGET.schemaMedian}, none above 1.0.`);
+  out.push(
+    `Targets: median ≤ ${TARGET.schemaMedian}, p90 ≤ ${ECONOMY_TARGET.schemaP90}, none above ${TARGET.schemaMax}.`,
+  );
   const parts = (st: ReturnType<typeof schemaStats>) => {
     const known = (x: number[]) => x.reduce((a, b) => a + b, 0);
     const defRest = st.defTokens - known([st.inputJsonTokens, st.descriptionJsonTokens]);
@@ -749,6 +613,7 @@ function render(m: Measures): string {
     const top = [...m.schema].sort((x, y) => y.ratio - x.ratio).slice(0, 5);
     out.push(table(schemaHead, top.map(schemaRow), ["left"]));
   }
+  out.push(m.economy.markdown);
 
   out.push("### R_result: proxied call results");
   out.push(

@@ -1,10 +1,12 @@
 import { encode as encodeToon } from "@toon-format/toon";
 
 import type { ContentBlock, ToolResult } from "../types.js";
+import { encodeSparse } from "./sparse.js";
 
 /**
- * How JSON text in tool results is re-encoded: "auto" picks the cheaper of TOON and compact
- * JSON, "toon" and "json" force one, "off" passes results through untouched.
+ * How JSON text in tool results is re-encoded: "auto" picks the cheapest of compact JSON, TOON
+ * and sparse tables (TOON-shaped tables over records with missing or nested keys, see
+ * sparse.ts), "toon" and "json" force one, "off" passes results through untouched.
  */
 export type ResultMode = "auto" | "toon" | "json" | "off";
 
@@ -42,7 +44,7 @@ export function estimateTokens(text: string): number {
   return tokens;
 }
 
-/** TOON is chosen only when estimated at most this fraction of compact JSON. */
+/** TOON or a sparse table is chosen only when estimated at most this fraction of compact JSON. */
 const TOON_MARGIN = 0.92;
 
 function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string | undefined {
@@ -69,9 +71,12 @@ function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string
   if (mode === "json") return json;
   const toon = encodeToon(value);
   if (mode === "toon") return toon;
+  const sparse = encodeSparse(value);
+  const best =
+    sparse !== undefined && estimateTokens(sparse) < estimateTokens(toon) ? sparse : toon;
   // The estimate can be a few percent off on deep, irregular trees (TOON's indentation), and a
-  // wrong pick would break "never bigger than compact JSON": TOON must win by a clear margin.
-  return estimateTokens(toon) <= TOON_MARGIN * estimateTokens(json) ? toon : json;
+  // wrong pick would break "never bigger than compact JSON": the pick must win by a clear margin.
+  return estimateTokens(best) <= TOON_MARGIN * estimateTokens(json) ? best : json;
 }
 
 function hasUnsafeInteger(value: unknown): boolean {

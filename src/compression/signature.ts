@@ -3,23 +3,51 @@ import type { JsonSchema } from "../types.js";
 const DEFAULT_MAX_CHARS = 120;
 const ELLIPSIS = "…";
 
-/** `name(owner, repo, title, body?, labels?)` — required params first in schema order, `?` for optional. */
+/**
+ * `create_issue(owner: string, repo: string, title: string, body?: string, labels?: string[])`:
+ * required params first in schema order, then optional ones with `?`. Short scalar types are
+ * shown (`string`, `int`, `number`, `boolean`, and arrays of them); objects, unions and enums are
+ * left for describe("server.tool").
+ */
 export function signature(name: string, inputSchema: JsonSchema): string {
-  const properties = inputSchema.properties;
-  const names =
-    typeof properties === "object" && properties !== null && !Array.isArray(properties)
-      ? Object.keys(properties)
-      : [];
+  const properties = isNode(inputSchema.properties) ? inputSchema.properties : {};
+  const names = Object.keys(properties);
   const required = new Set(
     Array.isArray(inputSchema.required)
       ? inputSchema.required.filter((r): r is string => typeof r === "string")
       : [],
   );
+  const param = (n: string, optional: boolean) => {
+    const type = shortType(properties[n]);
+    return `${n}${optional ? "?" : ""}${type ? `: ${type}` : ""}`;
+  };
   const params = [
-    ...names.filter((n) => required.has(n)),
-    ...names.filter((n) => !required.has(n)).map((n) => `${n}?`),
+    ...names.filter((n) => required.has(n)).map((n) => param(n, false)),
+    ...names.filter((n) => !required.has(n)).map((n) => param(n, true)),
   ];
   return `${name}(${params.join(", ")})`;
+}
+
+const SCALARS: Readonly<Record<string, string>> = {
+  string: "string",
+  integer: "int",
+  number: "number",
+  boolean: "boolean",
+};
+
+/** A scalar type name (or an array of one), else undefined. Enums and literals are not short. */
+function shortType(schema: unknown): string | undefined {
+  if (!isNode(schema) || "enum" in schema || "const" in schema) return undefined;
+  if (typeof schema.type !== "string") return undefined;
+  if (schema.type === "array") {
+    const item = shortType(schema.items);
+    return item === undefined ? undefined : `${item}[]`;
+  }
+  return SCALARS[schema.type];
+}
+
+function isNode(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** First sentence of a description, whitespace-collapsed, max ~120 chars with an ellipsis. */

@@ -4,6 +4,7 @@
  */
 import { firstSentence, signature } from "../compression/signature.js";
 import type { CompiledSchema } from "../compression/schema.js";
+import { tidyText } from "../compression/text.js";
 import type { ServerState } from "../registry/registry.js";
 import type { ToolAnnotations, ToolDef } from "../types.js";
 
@@ -104,6 +105,13 @@ export function renderServer(s: ServerState): string {
   return lines.join("\n");
 }
 
+/** `create_issue` → `CreateIssueInput`: a readable, valid TypeScript type name for a tool's schema. */
+export function schemaTypeName(tool: string, suffix: "Input" | "Output"): string {
+  const words = tool.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const base = words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("") || "Tool";
+  return `${/^[0-9]/.test(base) ? `T${base}` : base}${suffix}`;
+}
+
 /**
  * describe("server.tool"): full description, annotation hints, input schema and output schema.
  * Every token here is paid per lookup, so no labels the declaration does not need.
@@ -115,10 +123,12 @@ export function renderTool(
   output?: CompiledSchema,
 ): string {
   const lines = [`${server}.${tool.name}${hintTags(tool.annotations)}`];
-  const description = tool.description?.trim() || tool.title || tool.annotations?.title;
+  const description = tidyText(tool.description ?? "") || tool.title || tool.annotations?.title;
   if (description) lines.push(description);
   lines.push(
-    input.format === "typescript" ? argumentLines(input.text) : `Input JSON Schema: ${input.text}`,
+    input.format === "typescript"
+      ? argumentLines(input.text, input.root)
+      : `Input JSON Schema: ${input.text}`,
   );
   if (output) {
     lines.push(
@@ -132,21 +142,24 @@ export function renderTool(
 
 /**
  * The input declaration as argument lines: `interface CreateIssueInput { ... }` loses its
- * wrapper (the heading names the tool), leaving `owner: string // Repository owner` lines.
+ * wrapper (the heading names the tool), leaving `owner: string // Repository owner` lines first.
  * Declarations of other types the input refers to follow unchanged.
  */
-function argumentLines(declaration: string): string {
+function argumentLines(declaration: string, root: string | undefined): string {
   const lines = declaration.split("\n");
-  if (!/^interface [\w$]+ \{$/.test(lines[0] ?? "")) return declaration;
+  const start = lines.findIndex((l) =>
+    root === undefined ? /^interface [\w$]+ \{$/.test(l) : l === `interface ${root} {`,
+  );
+  if (start < 0) return declaration;
   let depth = 1;
-  for (let i = 1; i < lines.length; i++) {
+  for (let i = start + 1; i < lines.length; i++) {
     // Braces inside string literals and trailing comments are not structure.
     const code = (lines[i] ?? "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\/\/.*$/, "");
     for (const c of code) depth += c === "{" ? 1 : c === "}" ? -1 : 0;
     if (depth === 0) {
       if (lines[i] !== "}") return declaration; // `} & Other`: not a plain object, keep as is
-      const body = lines.slice(1, i);
-      const rest = lines.slice(i + 1);
+      const body = lines.slice(start + 1, i);
+      const rest = [...lines.slice(0, start), ...lines.slice(i + 1)];
       return [...(body.length > 0 ? body : ["(no arguments)"]), ...rest].join("\n");
     }
   }

@@ -59,7 +59,7 @@ describe("a large catalog", () => {
 
   it("answers a query and a method together", async () => {
     const out = text(await describeTool({ query: "echo", method: "everything.echo" }));
-    expect(out).toContain("everything.echo(message)");
+    expect(out).toContain("everything.echo(message: string)");
     expect(out).toMatch(/^everything.echo \[readonly\]$/m);
   });
 });

@@ -84,7 +84,7 @@ describe.each([
 
   it('describe("server") lists its tools with signatures', async () => {
     const out = text(await describeTool("everything"));
-    expect(out).toContain("everything.get-sum(a, b)");
+    expect(out).toContain("everything.get-sum(a: number, b: number)");
     expect(out).not.toContain("memory.");
   });
 
@@ -147,7 +147,7 @@ describe.each([
     const out = text(result);
     expect(out).toContain('missing required property "b"');
     expect(out).toMatch(/"a" must be number/);
-    expect(out).toContain("everything.get-sum(a, b)");
+    expect(out).toContain("everything.get-sum(a: number, b: number)");
   });
 
   it("answers an unknown tool with suggestions", async () => {

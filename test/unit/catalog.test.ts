@@ -209,7 +209,7 @@ describe("renderServer", () => {
     const text = renderServer(s);
     expect(text.split("\n")[0]).toBe("## github");
     expect(text).toContain(
-      "github.get_commit(owner, repo, sha, detail?, page?, perPage?) [readonly] — Get details for a commit from a GitHub repository",
+      "github.get_commit(owner: string, repo: string, sha: string, detail?, page?: number, perPage?: number) [readonly] — Get details for a commit from a GitHub repository",
     );
     expect(text).toContain("github.delete_file(path, message?) [destructive] — Delete a file.");
   });

@@ -22,6 +22,36 @@ describe("signature", () => {
   });
 });
 
+describe("signature types", () => {
+  it("shows short scalar types and arrays of them, not objects, unions or enums", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        message: { type: "string" },
+        count: { type: "integer" },
+        ratio: { type: "number" },
+        draft: { type: "boolean" },
+        labels: { type: "array", items: { type: "string" } },
+        state: { type: "string", enum: ["open", "closed"] },
+        opts: { type: "object", properties: { a: { type: "string" } } },
+        either: { anyOf: [{ type: "string" }, { type: "null" }] },
+        grid: { type: "array", items: { type: "array", items: { type: "number" } } },
+      },
+      required: ["message"],
+    };
+    expect(signature("f", schema)).toBe(
+      "f(message: string, count?: int, ratio?: number, draft?: boolean, labels?: string[], state?, opts?, either?, grid?: number[][])",
+    );
+    expect(
+      signature("echo", {
+        type: "object",
+        properties: { message: { type: "string" } },
+        required: ["message"],
+      }),
+    ).toBe("echo(message: string)");
+  });
+});
+
 describe("firstSentence", () => {
   it("returns the first sentence, whitespace-collapsed", () => {
     expect(

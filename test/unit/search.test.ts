@@ -1,10 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/load.js";
 import type { ServerState } from "../../src/registry/registry.js";
 import { ToolIndex } from "../../src/registry/search.js";
 import type { ToolDef } from "../../src/types.js";
+import { exampleCatalogs, recordedTools } from "../helpers/catalogs.js";
+import { evaluateSearch, indexed, loadSearchEval } from "../helpers/search-eval.js";
 
 const corpusDir = path.resolve(import.meta.dirname, "../fixtures/corpus/github-mcp-server");
 const corpus = readdirSync(corpusDir)
@@ -81,5 +83,61 @@ describe("tool search", () => {
   it("returns nothing for a query of stop words only, and respects the limit", () => {
     expect(github.search("the a of", 5)).toEqual([]);
     expect(github.search("issue", 4)).toHaveLength(4);
+  });
+});
+
+describe("search evaluation (bench/search-eval.json)", () => {
+  let index: ToolIndex;
+  const refs = new Set<string>();
+  beforeAll(async () => {
+    const catalogs = [
+      { server: "github", tools: recordedTools("github-mcp-server") },
+      ...(await exampleCatalogs()),
+    ];
+    for (const c of catalogs) for (const t of c.tools) refs.add(`${c.server}.${t.name}`);
+    index = new ToolIndex(indexed(catalogs));
+  });
+
+  it("has at least 40 needs, each naming tools that exist", () => {
+    const queries = loadSearchEval();
+    expect(queries.length).toBeGreaterThanOrEqual(40);
+    // A typo in the eval would otherwise read as a ranking miss.
+    for (const q of queries) for (const ref of q.expected) expect(refs.has(ref), ref).toBe(true);
+  });
+
+  it("ranks a right tool first for at least 70 % of needs and in the top 3 for 90 %", () => {
+    const result = evaluateSearch(index, loadSearchEval());
+    // Every expected tool was found in the index at all (a typo in the eval would read as a miss).
+    expect(result.top1, JSON.stringify(result.misses, null, 1)).toBeGreaterThanOrEqual(0.7);
+    expect(result.top3, JSON.stringify(result.misses, null, 1)).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe("search words", () => {
+  it("matches plural, -ing and -ed forms to the tool's words", () => {
+    const k8s = new ToolIndex([
+      state("k8s", [
+        { name: "list_pod", description: "List a pod.", inputSchema: { type: "object" } },
+        { name: "scan_image", description: "Scan an image.", inputSchema: { type: "object" } },
+      ]),
+    ]);
+    expect(k8s.search("pods", 1)[0]?.tool).toBe("list_pod");
+    expect(k8s.search("scanning", 1)[0]?.tool).toBe("scan_image");
+  });
+
+  it("uses the server's description", () => {
+    const tools: ToolDef[] = [{ name: "query", description: "Run a query.", inputSchema: {} }];
+    const a = {
+      ...state("a", tools),
+      config: { ...state("a", tools).config, description: "Postgres database" },
+    };
+    const both = new ToolIndex([state("b", tools), a]);
+    expect(both.search("run a postgres query", 1)[0]?.server).toBe("a");
+  });
+
+  it("drops filler words from queries but keeps tool names whole", () => {
+    const github = new ToolIndex([state("github", corpus)]);
+    expect(github.search("who am I logged in as", 1)[0]?.tool).toBe("get_me");
+    expect(github.search("what is this", 5)).toEqual([]);
   });
 });

@@ -7,16 +7,10 @@ import {
   renderSearch,
   renderServer,
   renderTool,
+  schemaTypeName,
 } from "../catalog.js";
 import type { CatalogView } from "../../registry/view.js";
 import type { MetaTool, ProxyContext } from "../context.js";
-
-/** `create_issue` → `CreateIssueInput`: a readable, valid TypeScript type name. */
-function typeName(tool: string, suffix: string): string {
-  const words = tool.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  const base = words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("") || "Tool";
-  return `${/^[0-9]/.test(base) ? `T${base}` : base}${suffix}`;
-}
 
 async function describeOne(
   name: string,
@@ -34,9 +28,9 @@ async function describeOne(
   const owner = ref && view.server(ref.server);
   const tool = owner && ref ? owner.tools.find((t) => t.name === ref.tool) : undefined;
   if (owner && tool) {
-    const input = await ctx.schemas.compile(tool.inputSchema, typeName(tool.name, "Input"));
+    const input = await ctx.schemas.compile(tool.inputSchema, schemaTypeName(tool.name, "Input"));
     const output = tool.outputSchema
-      ? await ctx.schemas.compile(tool.outputSchema, typeName(tool.name, "Output"))
+      ? await ctx.schemas.compile(tool.outputSchema, schemaTypeName(tool.name, "Output"))
       : undefined;
     return { text: renderTool(owner.name, tool, input, output) };
   }
