@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ArgumentValidator, type Validation } from "../../src/executor/validate.js";
 import type { JsonSchema } from "../../src/types.js";
 import { ROOT } from "../helpers/proxy.js";
+import { tempDir } from "../helpers/temp.js";
 
 const issueSchema: JsonSchema = {
   type: "object",
@@ -203,6 +204,8 @@ describe("ArgumentValidator memory", () => {
     const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, "1000"], {
       cwd: ROOT,
       encoding: "utf8",
+      // tsx keeps a compile cache in TMPDIR: give it a folder this test removes.
+      env: { ...process.env, TMPDIR: tempDir() },
     });
     const { before, after } = JSON.parse(out) as { before: number; after: number };
     // 10 real schemas x 1,000 refreshes: each leaked compile costs kilobytes, so a leak shows
