@@ -1,14 +1,8 @@
 import { encode as encodeToon } from "@toon-format/toon";
 
+import type { ResultCompression as ResultMode } from "../config/types.js";
 import type { ContentBlock, ToolResult } from "../types.js";
 import { encodeSparse } from "./sparse.js";
-
-/**
- * How JSON text in tool results is re-encoded: "auto" picks the cheapest of compact JSON, TOON
- * and sparse tables (TOON-shaped tables over records with missing or nested keys, see
- * sparse.ts), "toon" and "json" force one, "off" passes results through untouched.
- */
-export type ResultMode = "auto" | "toon" | "json" | "off";
 
 /**
  * Re-encode JSON in a tool result to the cheapest faithful text. Never makes a result bigger than

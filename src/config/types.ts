@@ -54,6 +54,11 @@ export interface AuthConfig {
 /** The profile every unknown caller gets, and the only one when the config declares none. */
 export const DEFAULT_PROFILE = "default";
 
+/**
+ * How JSON text in tool results is re-encoded: "auto" picks the cheapest of compact JSON, TOON
+ * and sparse tables (see src/compression/sparse.ts), "toon" and "json" force one, "off" passes
+ * results through untouched.
+ */
 export type ResultCompression = "auto" | "toon" | "json" | "off";
 export type SchemaCompression = "typescript" | "json";
 
