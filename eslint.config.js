@@ -37,9 +37,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+              group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
               message:
-                "Only the transport factory, the upstream connection and src/server/ import the SDK.",
+                "Only the transport factory, the upstream connection and src/server/ import the MCP SDK packages.",
             },
           ],
         },
@@ -65,9 +65,9 @@ export default tseslint.config(
               message: "Lower layers never import upper layers.",
             },
             {
-              group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+              group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
               message:
-                "Only the transport factory, the upstream connection and src/server/ import the SDK.",
+                "Only the transport factory, the upstream connection and src/server/ import the MCP SDK packages.",
             },
           ],
         },
