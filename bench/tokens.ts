@@ -13,6 +13,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { decode as decodeToon } from "@toon-format/toon";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+// The same definition `mcpx stats` counts, so the two numbers cannot drift apart.
+import { apiForm } from "../src/commands/tokens.js";
 import { startProxy, type BenchProxy } from "./proxy.js";
 import { int, percentile, ratio, table, verdict, type BenchSection } from "./report.js";
 import {
@@ -43,11 +45,6 @@ const CORPUS = "github";
 
 function tokens(text: string): number {
   return countTokens(text);
-}
-
-/** The API form of a tool definition, as a host sends it to the model. */
-function apiForm(t: Pick<Tool, "name" | "description" | "inputSchema">): string {
-  return JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema });
 }
 
 function definitionTokens(tools: readonly Tool[]): number {

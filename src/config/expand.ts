@@ -59,5 +59,5 @@ export function hasVariables(text: string): boolean {
 
 /** `text` as a literal in mcpx syntax: every `${` escaped, so nothing in it expands. */
 export function escapeLiteral(text: string): string {
-  return text.replaceAll("${", "$${");
+  return text.replaceAll("${", () => "$${");
 }

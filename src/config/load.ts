@@ -11,7 +11,7 @@ import {
   readSource,
   type FormatId,
   type ReadOptions,
-} from "./formats/index.js";
+} from "./formats/read.js";
 import { check, isObject, type Findings } from "./issues.js";
 import { settingsSchema, type Settings } from "./schema.js";
 import { parseServers, type Origin } from "./servers.js";
@@ -33,7 +33,7 @@ export type {
   ToolFilter,
   UpstreamSpec,
 } from "./types.js";
-export type { FormatId } from "./formats/index.js";
+export type { FormatId } from "./formats/read.js";
 
 /** How a config file is read: its format (detected by default) and whether it is trusted. */
 export interface LoadOptions extends ReadOptions {
@@ -45,7 +45,11 @@ export interface LoadOptions extends ReadOptions {
  * Read, parse, validate and expand a config file: mcpx's own, or any client's format mcpx
  * reads (see formats/). Throws ConfigError.
  */
-export function loadConfig(file: string, env: Env = process.env, options: LoadOptions = {}): Config {
+export function loadConfig(
+  file: string,
+  env: Env = process.env,
+  options: LoadOptions = {},
+): Config {
   const source = readSource(file, options);
   const converted = convertSource(source, options);
   return parseConfig(converted.raw, source.file, env, {
@@ -170,4 +174,3 @@ function fromSettings(
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
   };
 }
-

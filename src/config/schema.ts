@@ -119,7 +119,9 @@ export const FOREIGN_SERVER_KEYS: Readonly<Record<string, string>> = {
  * Keys other clients write for something mcpx does: renamed to ours when an entry is read, so
  * a tool the user excluded stays excluded whichever spelling the file uses.
  */
-export const ALIASED_SERVER_KEYS: Readonly<Record<string, readonly ["tools", "include" | "exclude"]>> = {
+export const ALIASED_SERVER_KEYS: Readonly<
+  Record<string, readonly ["tools", "include" | "exclude"]>
+> = {
   includeTools: ["tools", "include"],
   excludeTools: ["tools", "exclude"],
 };

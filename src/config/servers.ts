@@ -134,9 +134,7 @@ function withAliases(
     delete out[alias];
     const target = isObject(out[key]) ? { ...out[key] } : {};
     if (target[sub] !== undefined) {
-      found.problems.push(
-        `${at}.${alias}: also given as ${key}.${sub}. Keep one of them.`,
-      );
+      found.problems.push(`${at}.${alias}: also given as ${key}.${sub}. Keep one of them.`);
       continue;
     }
     out[key] = { ...target, [sub]: value };
@@ -199,7 +197,11 @@ function upstreamSpec(
       const fromFile =
         entry.envFile === undefined
           ? {}
-          : readEnvFile(path.resolve(dir, expand(entry.envFile, "envFile")), `${at}.envFile`, found);
+          : readEnvFile(
+              path.resolve(dir, expand(entry.envFile, "envFile")),
+              `${at}.envFile`,
+              found,
+            );
       const spec: UpstreamSpec = {
         transport: "stdio",
         command: expand(entry.command, "command"),

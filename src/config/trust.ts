@@ -121,3 +121,26 @@ function refused(at: string, why: string): ProxyError {
 function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
 }
+
+/**
+ * The DNS half of the untrusted checks at load: every remote server of an untrusted config must
+ * resolve only to public addresses. Throws ProxyError("UNTRUSTED_REFUSED") naming the server.
+ */
+export async function assertPublicServers(
+  config: {
+    trust?: "untrusted";
+    servers: readonly { name: string; spec: { transport: string; url?: string } }[];
+  },
+  lookup?: Lookup,
+): Promise<void> {
+  if (config.trust !== "untrusted") return;
+  for (const server of config.servers) {
+    if (server.spec.url === undefined) continue;
+    await assertPublicUrl(server.spec.url, lookup, `server "${server.name}"`);
+  }
+}
+
+/** Whether `err` is an untrusted config's refusal (as opposed to a bug). */
+export function isUntrustedRefusal(err: unknown): err is ProxyError {
+  return err instanceof ProxyError && err.code === "UNTRUSTED_REFUSED";
+}

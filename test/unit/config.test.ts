@@ -184,7 +184,9 @@ describe("parseConfig: the shape of the file", () => {
     expect(p).toHaveLength(2);
     expect(p[0]).toMatch(/^mcpServers: missing\. /);
     expect(p[0]).toContain('"command"');
-    expect(p[1]).toMatch(/^\(root\): not a config mcpx knows\. mcpx reads: mcpx .*Codex config\.toml/);
+    expect(p[1]).toMatch(
+      /^\(root\): not a config mcpx knows\. mcpx reads: mcpx .*Codex config\.toml/,
+    );
   });
 
   it("reports an empty mcpServers", () => {

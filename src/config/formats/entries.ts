@@ -84,7 +84,10 @@ export class EntryBuilder {
       );
       return;
     }
-    this.set(key, path.isAbsolute(text) || hasVariables(text) ? text : path.resolve(this.base, text));
+    this.set(
+      key,
+      path.isAbsolute(text) || hasVariables(text) ? text : path.resolve(this.base, text),
+    );
   }
 
   /** A tool filter from the client's own keys (exact tool names; exclude wins). */

@@ -79,7 +79,7 @@ export const gemini: ClientFormat = {
       // Gemini does not connect a server its settings exclude: neither does mcpx.
       if (excluded?.includes(name) || (allowed && !allowed.includes(name))) {
         b.set("disabled", true);
-        notes.push(`${name}: disabled, as Gemini's mcp.allowed / mcp.excluded say.`);
+        notes.push(`${name}: disabled, as Gemini's mcp.allowed / mcp.excluded lists say.`);
       }
       return b.done();
     });
@@ -111,7 +111,7 @@ function auth(raw: Record<string, unknown>, b: EntryBuilder): void {
   }
   const provider = raw.authProviderType;
   if (provider !== undefined && provider !== "dynamic_discovery") {
-    b.refuse(`authProviderType "${String(provider)}": mcpx does not sign in with it`);
+    b.refuse(`authProviderType ${JSON.stringify(provider)}: mcpx does not sign in with it`);
   } else if (provider !== undefined) {
     b.drop("authProviderType", "OAuth discovery; mcpx does not sign in with OAuth");
   }
