@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import {
-  parseCommandLine,
-  UsageError,
-  type Invocation,
-  type ServeOptions,
-} from "../../src/cli.js";
+import { parseCommandLine, UsageError, type Invocation, type ServeOptions } from "../../src/cli.js";
 import { LOG_LEVELS } from "../../src/logger.js";
 
 /** The UsageError parseCommandLine throws for `argv`; fails the test when it does not throw one. */

@@ -76,7 +76,9 @@ describe("configs people already have, as mcpx reads them now", () => {
 
   it("keeps mcpx's own files strict", () => {
     const file = write("mcpx.json", { mcpServer: {}, mcpServers: { s: { command: "node" } } });
-    expect(() => loadConfig(file, {})).toThrow('mcpServer: unknown key. Did you mean "mcpServers"?');
+    expect(() => loadConfig(file, {})).toThrow(
+      'mcpServer: unknown key. Did you mean "mcpServers"?',
+    );
   });
 
   it("parses VS Code's JSONC (comments, trailing commas)", () => {
