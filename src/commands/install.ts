@@ -63,8 +63,13 @@ export function install(o: InstallOptions): number {
   }
   let conversion: Conversion;
   try {
-    const source = readSource(t.file, { format: t.format, project });
-    conversion = convertSource(source, { project });
+    const read = {
+      format: t.format,
+      project,
+      // ~/.claude.json holds two scopes: move only the one asked for.
+      ...(t.client === "claude-code" && t.scope !== "project" && { claudeScope: t.scope }),
+    } as const;
+    conversion = convertSource(readSource(t.file, read), read);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     return fail(1, err.message);

@@ -9,7 +9,7 @@ function edited(
   kind: "json" | "toml",
   at: string[],
   remove: string[],
-  add = { mcpx: MCPX },
+  add: Record<string, unknown> = { mcpx: MCPX },
 ): string {
   const out = editServers(text, kind, { at, remove, add });
   if (out instanceof Error) throw out;

@@ -156,7 +156,10 @@ describe("Claude Code", () => {
   it("~/.claude.json with --project naming another project reads that one's local servers", () => {
     const { servers } = converted("claude.json", { project: "/some/other/project" });
     expect(Object.keys(servers).sort()).toEqual(["echo", "elsewhere", "shadowed"]);
-    expect(servers.shadowed!.args).toEqual(["user-scope-version.js"]);
+    expect(servers.shadowed!.args).toEqual([
+      path.join(ROOT, "test/fixtures/upstreams/faulty.mjs"),
+      "user-scope",
+    ]);
   });
 });
 

@@ -65,11 +65,11 @@ export const claudeCode: ClientFormat = {
   convert(doc, ctx): Converted {
     // A relative path in .mcp.json is relative to the project, where the file is.
     const base = isUserFile(ctx.file) ? ctx.project : path.dirname(ctx.file);
-    const user = serverObjects(doc.mcpServers, ["mcpServers"]);
+    const user = ctx.claudeScope === "local" ? [] : serverObjects(doc.mcpServers, ["mcpServers"]);
     const key = projectKey(doc, ctx.project);
     const entry = key === undefined ? undefined : (doc.projects as Record<string, unknown>)[key];
     const local =
-      key !== undefined && isObject(entry)
+      key !== undefined && isObject(entry) && ctx.claudeScope !== "user"
         ? serverObjects(entry.mcpServers, ["projects", key, "mcpServers"])
         : [];
     // Local scope wins over user scope for a name both have, as in Claude Code.

@@ -40,6 +40,8 @@ export interface ReadOptions {
   project?: string;
   /** The user's home (default: os.homedir(), which honours $HOME). */
   home?: string;
+  /** ~/.claude.json: only the user-scope or only the local-scope servers (default: both, local winning). */
+  claudeScope?: "user" | "local";
 }
 
 /** A config file as read: its text, its format and the parsed document. */
@@ -97,6 +99,7 @@ export function convertContext(file: string, options: ReadOptions = {}): Convert
     file: path.resolve(file),
     home: path.resolve(options.home ?? os.homedir()),
     project: path.resolve(options.project ?? process.cwd()),
+    ...(options.claudeScope && { claudeScope: options.claudeScope }),
   };
 }
 

@@ -27,6 +27,8 @@ export interface ConvertContext {
   home: string;
   /** The project folder: `${workspaceFolder}`, and which `projects` entry of ~/.claude.json. */
   project: string;
+  /** ~/.claude.json: read only the user-scope or only the local-scope servers (install does). */
+  claudeScope?: "user" | "local";
 }
 
 /** One server entry of a client's file, in mcpx's terms. */
