@@ -91,7 +91,7 @@ const CASES: Case[] = [
 
 function without(doc: Record<string, unknown>, at: string[]): unknown {
   const copy = structuredClone(doc);
-  let node = copy as Record<string, unknown>;
+  let node = copy;
   for (const key of at.slice(0, -1)) node = node[key] as Record<string, unknown>;
   delete node[at.at(-1)!];
   return copy;
