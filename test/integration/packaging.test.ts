@@ -120,7 +120,7 @@ describe("the packed tarball, installed into an empty folder", () => {
     // npx finds the installed bin from the folder it was installed in, with no network.
     const npx = await run(
       "npx",
-      ["--no", "mcpx", "--help"],
+      ["--no", "--", "mcpx", "--help"],
       path.dirname(path.dirname(path.dirname(bin))),
       30_000,
     );
