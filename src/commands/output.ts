@@ -25,7 +25,11 @@ export interface Progress {
  * "connecting 3/16: github" on one line of stderr, rewritten in place; nothing at all when stderr
  * is not a terminal (CI logs, pipes), so output stays the same for scripts.
  */
-export function progress(label: string, total: number, stream = process.stderr): Progress {
+export function progress(
+  label: string,
+  total: number,
+  stream: Pick<NodeJS.WriteStream, "isTTY" | "columns" | "write"> = process.stderr,
+): Progress {
   if (!stream.isTTY || total === 0) return { step: () => {}, done: () => {} };
   let count = 0;
   const draw = (what: string) => {

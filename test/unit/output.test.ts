@@ -9,7 +9,7 @@ function stream(isTTY: boolean) {
 describe("progress", () => {
   it("draws count and name on one rewritten line of a terminal, then clears it", () => {
     const { written, s } = stream(true);
-    const p = progress("connecting", 2, s as unknown as NodeJS.WriteStream);
+    const p = progress("connecting", 2, s);
     p.step("github");
     p.step("memory");
     p.done();
@@ -23,7 +23,7 @@ describe("progress", () => {
 
   it("writes nothing when stderr is not a terminal", () => {
     const { written, s } = stream(false);
-    const p = progress("connecting", 2, s as unknown as NodeJS.WriteStream);
+    const p = progress("connecting", 2, s);
     p.step("github");
     p.done();
     expect(written).toEqual([]);
