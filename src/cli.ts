@@ -6,6 +6,14 @@
 import { Command, CommanderError, Option } from "commander";
 import { FORMAT_IDS, type FormatId } from "./config/formats/read.js";
 import { suggest } from "./config/suggest.js";
+import {
+  IMPORT_HELP,
+  INSTALL_HELP,
+  SERVE_EXAMPLES,
+  STATS_HELP,
+  UNINSTALL_HELP,
+  VALIDATE_HELP,
+} from "./cli-help.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 import { VERSION } from "./version.js";
 
@@ -99,26 +107,6 @@ export class UsageError extends Error {
   }
 }
 
-export const EXIT_CODES = `Exit codes:
-  0  success
-  1  the command failed (validate found problems, a server did not start, install refused)
-  2  bad command line, or a config that cannot be read (serving and import)`;
-
-const SERVE_EXAMPLES = `
-Examples:
-  mcpx mcpx.json                      serve over stdio (what a client starts)
-  mcpx mcpx.json --port 3000          serve streamable HTTP at http://127.0.0.1:3000/mcp
-  mcpx ~/.cursor/mcp.json             serve a client's own config as it is
-  mcpx --untrusted .mcp.json          a cloned project's file: no local commands, public https only
-  mcpx install claude-desktop         move Claude Desktop's servers to mcpx (undo: mcpx uninstall)
-  mcpx <command> --help               each command's options and examples
-
-Config formats (detected from the file's name and shape, or --format):
-  mcpx, claude-code (.mcp.json, ~/.claude.json), claude-desktop (claude_desktop_config.json),
-  cursor (mcp.json), vscode (mcp.json with "servers"), gemini (settings.json), codex (config.toml)
-
-${EXIT_CODES}`;
-
 /** Parse `argv` (without node and the script). Throws UsageError. */
 export function parseCommandLine(argv: readonly string[]): Invocation {
   unknownCommand(argv[0]);
@@ -193,20 +181,7 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
   subcommand("import", "<file>", "write an mcpx config from any config mcpx reads")
     .option("-o, --output <file>", 'where to write ("-" for stdout)', "mcpx.json")
     .option("-f, --force", "overwrite the output file if it exists")
-    .addHelpText(
-      "after",
-      `
-Every server is kept; invalid names are renamed; servers mcpx cannot run as the client does
-(OAuth sign-in, a VS Code sandbox, WebSocket) are listed and left out. Secrets stay \${VAR}
-references where the source had them. The summary goes to stderr.
-
-Examples:
-  mcpx import ~/.cursor/mcp.json -o ~/mcpx.json
-  mcpx import .vscode/mcp.json -o - > mcpx.json
-  mcpx import ~/.claude.json --project ~/code/app   (user + that project's local servers)
-
-${EXIT_CODES}`,
-    )
+    .addHelpText("after", IMPORT_HELP)
     .action((file: string, o: Record<string, unknown>) =>
       set({
         command: "import",
@@ -230,22 +205,7 @@ ${EXIT_CODES}`,
     .option("--file <path>", "the client's config file, instead of its usual place")
     .option("--project <path>", "the project folder for --scope project/local (default: cwd)")
     .option("--dry-run", "print the changes as a diff and write nothing")
-    .addHelpText(
-      "after",
-      `
-Imports the client's servers into an mcpx config, writes a timestamped backup of the client's
-file beside it, then rewrites the client's file so one "mcpx" entry (stdio, absolute paths)
-replaces the servers it moved. Servers mcpx cannot run stay where they are. Unrelated keys,
-comments and formatting are kept. A file mcpx cannot parse is never touched.
-
-Examples:
-  mcpx install claude-desktop
-  mcpx install claude-code --scope project --dry-run
-  mcpx install cursor --config ~/mcpx.json
-  mcpx uninstall cursor                 (restores the backup)
-
-${EXIT_CODES}`,
-    )
+    .addHelpText("after", INSTALL_HELP)
     .action((client: string, o: Record<string, unknown>) =>
       set({
         command: "install",
@@ -265,19 +225,7 @@ ${EXIT_CODES}`,
     .option("--file <path>", "the client's config file, instead of its usual place")
     .option("--project <path>", "the project folder for --scope project/local (default: cwd)")
     .option("--dry-run", "print the changes as a diff and write nothing")
-    .addHelpText(
-      "after",
-      `
-Restores the newest backup install wrote, byte for byte, when the client's file is as install
-left it; otherwise removes the "mcpx" entry and puts back the servers install moved, keeping
-what was added since. The mcpx config is left in place.
-
-Examples:
-  mcpx uninstall claude-desktop
-  mcpx uninstall vscode --scope project --dry-run
-
-${EXIT_CODES}`,
-    )
+    .addHelpText("after", UNINSTALL_HELP)
     .action((client: string, o: Record<string, unknown>) =>
       set({
         command: "uninstall",
@@ -293,19 +241,7 @@ ${EXIT_CODES}`,
 
   subcommand("validate", "<file>", "check a config without starting its servers")
     .option("--connect", "also start each server and list its tools")
-    .addHelpText(
-      "after",
-      `
-Prints each problem with its key path and exits 1, or a summary of the servers and exits 0.
-Values of env, headers and tokens are never printed (shown as ***).
-
-Examples:
-  mcpx validate mcpx.json
-  mcpx validate ~/.codex/config.toml --connect
-  mcpx validate --untrusted .mcp.json
-
-${EXIT_CODES}`,
-    )
+    .addHelpText("after", VALIDATE_HELP)
     .action((file: string, o: Record<string, unknown>) =>
       set({ command: "validate", options: { ...source(o), file, connect: o.connect === true } }),
     );
@@ -313,19 +249,7 @@ ${EXIT_CODES}`,
 
   subcommand("stats", "<file>", "tokens of the tool definitions, directly and through mcpx")
     .option("--json", "print JSON instead of a table")
-    .addHelpText(
-      "after",
-      `
-Starts every server, then counts the tokens (o200k_base) of its tool definitions as a client
-loads them directly (name, description, input schema: the API form), against the three
-meta-tools mcpx shows instead. The same count as \`npm run bench\`.
-
-Examples:
-  mcpx stats ~/.cursor/mcp.json
-  mcpx stats mcpx.json --json
-
-${EXIT_CODES}`,
-    )
+    .addHelpText("after", STATS_HELP)
     .action((file: string, o: Record<string, unknown>) =>
       set({ command: "stats", options: { ...source(o), file, json: o.json === true } }),
     );
