@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The mcpx command: parse the command line and dispatch to src/commands/. Exit codes: 0
- * success, 1 the command failed, 2 bad command line or config (see EXIT_CODES in cli.ts).
+ * success, 1 the command failed, 2 bad command line or config (see EXIT_CODES in cli-help.ts).
  */
 import { parseCommandLine, UsageError, type Invocation } from "./cli.js";
 import { errorMessage } from "./errors.js";

@@ -1,7 +1,12 @@
 /** Untrusted configs: what they may not do, checked at load and against DNS answers. */
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config/load.js";
-import { assertPublicUrl, isPublicAddress, type Lookup } from "../../src/config/trust.js";
+import {
+  assertPublicUrl,
+  isPublicAddress,
+  publicOnlyLookup,
+  type Lookup,
+} from "../../src/config/trust.js";
 import { ProxyError } from "../../src/errors.js";
 
 const FILE = "/project/.mcp.json";
@@ -164,5 +169,23 @@ describe("assertPublicUrl (after DNS resolution)", () => {
       "only https://",
     );
     expect(asked).toBe(false);
+  });
+});
+
+describe("publicOnlyLookup (for the connection itself)", () => {
+  const lookup = (host: string, all: boolean) =>
+    new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) =>
+      publicOnlyLookup(host, { all }, (err, address) => resolve({ err, address })),
+    );
+
+  it("refuses a name that resolves to this machine, naming the address", async () => {
+    const { err } = await lookup("localhost", false);
+    expect(err?.code).toBe("EUNTRUSTED");
+    expect(err?.message).toMatch(/localhost resolves to (127\.0\.0\.1|::1), not a public address/);
+  });
+
+  it("answers a literal public address as it is", async () => {
+    expect(await lookup("8.8.8.8", false)).toEqual({ err: null, address: "8.8.8.8" });
+    expect((await lookup("8.8.8.8", true)).address).toEqual([{ address: "8.8.8.8", family: 4 }]);
   });
 });
