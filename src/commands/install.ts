@@ -131,6 +131,12 @@ export function install(o: InstallOptions): number {
     [
       ...summary(source, conversion, configFile).filter((l) => !/^ {2}(next|kept):/.test(l)),
       `  moved:      ${moving.map((m) => (m.from === m.name ? m.name : `${m.from} → ${m.name}`)).join(", ")}`,
+      ...(conversion.report.invalid.length > 0
+        ? [
+            `  left in place (fix them, then install again): ${conversion.report.invalid.join(", ")}`,
+            ...conversion.problems.map((p) => `    - ${p}`),
+          ]
+        : []),
       ...(merged.renamed.length > 0
         ? [`  renamed in ${configFile}: ${merged.renamed.join(", ")} (the names were taken)`]
         : []),
@@ -155,7 +161,8 @@ function movable(c: Conversion, t: ClientTarget, servers: Record<string, unknown
     const entry = (c.raw.mcpServers as Record<string, Record<string, unknown>>)[name];
     const at = c.origin?.keyPath(name) ?? [];
     const here = at.length === t.at.length + 1 && t.at.every((k, i) => at[i] === k);
-    return entry && here && from in servers ? [{ from, name, entry }] : [];
+    const ok = !c.report.invalid.includes(from);
+    return entry && here && ok && from in servers ? [{ from, name, entry }] : [];
   });
 }
 

@@ -165,6 +165,27 @@ describe("mcpx install, then uninstall", () => {
     },
   );
 
+  it("leaves a server whose variables mcpx cannot honour in the client's file", async () => {
+    const ws = workspace();
+    const file = ws.place("cursor.mcp.json", upstream.url);
+    const doc = JSON.parse(readFileSync(file, "utf8")) as { mcpServers: Record<string, unknown> };
+    doc.mcpServers.picky = { command: "x", args: ["${command:pickFile}"] };
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    const env = { ...fixtureEnv(), HOME: ws.home };
+    const r = await mcpx(["install", "cursor", "--scope", "project"], { env, cwd: ws.project });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("left in place (fix them, then install again): picky");
+    expect(r.stderr).toContain(
+      "mcpServers.picky.args[0]: ${command:pickFile} is not supported by mcpx",
+    );
+    const after = parseDocument(readFileSync(file, "utf8"), "json")!;
+    expect(Object.keys(serversAt(after, ["mcpServers"])).sort()).toEqual(["mcpx", "picky"]);
+    const imported = JSON.parse(readFileSync(path.join(ws.project, "mcpx.json"), "utf8")) as {
+      mcpServers: Record<string, unknown>;
+    };
+    expect(Object.keys(imported.mcpServers).sort()).toEqual(["echo", "remote"]);
+  });
+
   it("--dry-run prints the diff and writes nothing", async () => {
     const ws = workspace();
     const file = ws.place("claude_desktop_config.json");

@@ -90,6 +90,8 @@ export interface ImportReport {
   /** Servers mcpx cannot run as the client does; they are not in `raw`. */
   unsupported: { name: string; why: string }[];
   dropped: { name: string; key: string; why: string }[];
+  /** Servers (client names) with conversion problems: in `problems`, never moved by install. */
+  invalid: string[];
   notes: string[];
 }
 
@@ -118,6 +120,7 @@ export function convertSource(source: Source, options: ReadOptions = {}): Conver
         renamed: [],
         unsupported: [],
         dropped: [],
+        invalid: [],
         notes: [],
       },
     };
@@ -140,13 +143,21 @@ function assemble(
 ): Conversion {
   const mcpServers: Record<string, unknown> = {};
   const paths = new Map<string, KeyPath>();
-  const report: ImportReport = { kept: [], renamed: [], unsupported: [], dropped: [], notes };
+  const report: ImportReport = {
+    kept: [],
+    renamed: [],
+    unsupported: [],
+    dropped: [],
+    invalid: [],
+    notes,
+  };
   const problems: string[] = [];
   const warnings: string[] = [];
   const taken = new Set<string>();
   for (const entry of entries) {
     const at = formatPath(entry.at);
     problems.push(...entry.problems);
+    if (entry.problems.length > 0) report.invalid.push(entry.name);
     for (const [key, why] of Object.entries(entry.dropped)) {
       report.dropped.push({ name: entry.name, key, why });
       warnings.push(`${at}.${key}: left out (${why}).`);
