@@ -133,6 +133,8 @@ describe("mcpx install, then uninstall", () => {
       const ran = await mcpx(["install", c.client, ...c.scope], { env, cwd: ws.project });
       expect(ran.stderr).toContain("now starts mcpx");
       expect(ran.code).toBe(0);
+      // A file that came with the repository is named as one, with the advice to review it.
+      expect(ran.stderr.includes("is a project-scope file")).toBe(c.scope.includes("project"));
 
       // One mcpx entry in place of the moved servers; everything else as it was.
       const after = parseDocument(readFileSync(file, "utf8"), c.kind)!;
