@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { apiForm } from "../src/commands/tokens.js";
 import type { BenchProxy } from "./proxy.js";
 import { callText, ROOT } from "./upstreams.js";
 
@@ -10,10 +11,11 @@ export function tokens(text: string): number {
   return countTokens(text);
 }
 
-/** The API form of a tool definition, as a host sends it to the model. */
-export function apiForm(t: Pick<Tool, "name" | "description" | "inputSchema">): string {
-  return JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema });
-}
+/**
+ * The API form of a tool definition, as a host sends it to the model: the same definition
+ * `mcpx stats` counts, so the two numbers cannot drift apart.
+ */
+export { apiForm };
 
 export function definitionTokens(tools: readonly Tool[]): number {
   return tools.reduce((sum, t) => sum + tokens(apiForm(t)), 0);

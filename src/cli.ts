@@ -1,8 +1,33 @@
-import { parseArgs } from "node:util";
+/**
+ * The command line: every command, its options, help with examples and exit codes, parsed with
+ * commander into an `Invocation` (pure: nothing is printed or exited here; src/index.ts
+ * dispatches it to src/commands/).
+ */
+import { Command, CommanderError, Option } from "commander";
+import { FORMAT_IDS, type FormatId } from "./config/formats/read.js";
+import { suggest } from "./config/suggest.js";
+import {
+  IMPORT_HELP,
+  INSTALL_HELP,
+  SERVE_EXAMPLES,
+  STATS_HELP,
+  UNINSTALL_HELP,
+  VALIDATE_HELP,
+} from "./cli-help.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
+import { VERSION } from "./version.js";
 
-export interface CliOptions {
-  config?: string;
+/** How a config file is read, for every command that reads one. */
+export interface SourceOptions {
+  /** Read the file as this format instead of detecting it. */
+  format?: FormatId;
+  /** `${workspaceFolder}` and the project of ~/.claude.json local scope (default: cwd). */
+  project?: string;
+  untrusted: boolean;
+}
+
+export interface ServeOptions extends SourceOptions {
+  config: string;
   port?: number;
   host: string;
   /** stdio: the caller this client is (else its clientInfo.name, else "default"). */
@@ -12,87 +37,316 @@ export interface CliOptions {
   /** HTTP: more hostnames accepted in Host and Origin headers. */
   allowedHosts: string[];
   logLevel: LogLevel;
-  help: boolean;
-  version: boolean;
 }
 
-export const USAGE = `Usage: mcpx <config.json> [--port N] [--host H] [--caller NAME] [--log-level L]
+export const CLIENTS = [
+  "claude-code",
+  "claude-desktop",
+  "cursor",
+  "vscode",
+  "codex",
+  "gemini",
+] as const;
+export type ClientId = (typeof CLIENTS)[number];
+export type InstallScope = "user" | "project" | "local";
 
-Serve the MCP servers of <config.json> to an AI client through three meta-tools
-(describe, call, resources).
+export interface ImportOptions extends SourceOptions {
+  file: string;
+  /** Where to write; "-" is stdout. */
+  output: string;
+  force: boolean;
+}
 
-  (no --port)        serve MCP over stdio (e.g. claude mcp add mcpx -- mcpx /abs/config.json)
-  --port N           serve streamable HTTP at http://HOST:N/mcp
-  --host H           interface to bind with --port (default 127.0.0.1); other interfaces
-                     need "auth" in the config, or --allow-unauthenticated
-  --allowed-host H   with --port: also accept this name in Host/Origin (repeatable)
-  --allow-unauthenticated  with --port: serve a non-loopback --host without auth (loud warning)
-  --caller NAME      stdio: the caller (profile) this client is; default its clientInfo.name
-  --log-level L      ${LOG_LEVELS.join(" | ")} (default info); logs go to stderr
-  -h, --help         show this help
-  -v, --version      show the version`;
+export interface InstallOptions {
+  client: ClientId;
+  /** The mcpx config to import into (created when missing). */
+  config?: string;
+  scope: InstallScope;
+  /** The client's file, instead of its default place (tests, unusual setups). */
+  file?: string;
+  project?: string;
+  dryRun: boolean;
+}
 
-/** A command line that cannot be used; the message says how to fix it. */
+export interface UninstallOptions {
+  client: ClientId;
+  scope: InstallScope;
+  file?: string;
+  project?: string;
+  dryRun: boolean;
+}
+
+export interface ValidateOptions extends SourceOptions {
+  file: string;
+  connect: boolean;
+}
+
+export interface StatsOptions extends SourceOptions {
+  file: string;
+  json: boolean;
+}
+
+/** What the command line asks for. `output` is text to print (help, version). */
+export type Invocation =
+  | { command: "serve"; options: ServeOptions }
+  | { command: "import"; options: ImportOptions }
+  | { command: "install"; options: InstallOptions }
+  | { command: "uninstall"; options: UninstallOptions }
+  | { command: "validate"; options: ValidateOptions }
+  | { command: "stats"; options: StatsOptions }
+  | { command: "output"; text: string };
+
+/** A command line that cannot be used: `message` says what, `fix` how. */
 export class UsageError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly fix = "Run mcpx --help for usage.",
+  ) {
     super(message);
     this.name = new.target.name;
   }
 }
 
-export function parseCli(argv: string[]): CliOptions {
-  let parsed;
+/** Parse `argv` (without node and the script). Throws UsageError. */
+export function parseCommandLine(argv: readonly string[]): Invocation {
+  unknownCommand(argv[0]);
+  let invocation: Invocation | undefined;
+  let printed = "";
+  const set = (i: Invocation) => {
+    invocation = i;
+  };
+  const program = buildProgram(set, (text) => (printed += text));
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        port: { type: "string", short: "p" },
-        host: { type: "string" },
-        caller: { type: "string" },
-        "allow-unauthenticated": { type: "boolean" },
-        "allowed-host": { type: "string", multiple: true },
-        "log-level": { type: "string" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "v" },
-      },
-    });
+    program.parse([...argv], { from: "user" });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.code === "commander.helpDisplayed" || err.code === "commander.version") {
+      return { command: "output", text: printed };
+    }
+    throw new UsageError(err.message.replace(/^error: /, "").replace(/\n/g, " "));
   }
-  const { values, positionals } = parsed;
-  if (positionals.length > 1) {
-    throw new UsageError(
-      `expected one config file, got ${positionals.length}: ${positionals.join(" ")}`,
+  if (!invocation) return { command: "output", text: program.helpInformation() };
+  return invocation;
+}
+
+function buildProgram(set: (i: Invocation) => void, print: (text: string) => void): Command {
+  // Help goes to `print`; errors are thrown (exitOverride) and worded by src/index.ts.
+  const output = { writeOut: print, writeErr: () => {}, outputError: () => {} };
+  const subcommand = (name: string, arg: string, description: string): Command =>
+    program
+      .command(name)
+      .argument(arg)
+      .description(description)
+      .helpOption("-h, --help", "show this help")
+      .exitOverride()
+      .configureOutput(output);
+  const program = new Command("mcpx")
+    .description(
+      "Serve the MCP servers of a config to an AI client through three meta-tools (describe, call, resources).",
+    )
+    .usage("<config> [options] | <command> [options]")
+    .argument("[config]", "config file: mcpx's own or a client's (see formats below)")
+    .option("-p, --port <n>", "serve streamable HTTP at http://HOST:N/mcp (default: stdio)")
+    .option("--host <h>", "interface to bind with --port", "127.0.0.1")
+    .option(
+      "--allowed-host <h>",
+      "with --port: also accept this name in Host/Origin (repeatable)",
+      (v: string, all: string[] | undefined) => [...(all ?? []), v],
+    )
+    .option(
+      "--allow-unauthenticated",
+      "with --port: serve a non-loopback --host without auth (loud warning)",
+    )
+    .option("--caller <name>", "stdio: the caller (profile) this client is")
+    .addOption(
+      new Option("--log-level <level>", "logs on stderr").choices(LOG_LEVELS).default("info"),
+    )
+    .version(VERSION, "-v, --version", "show the version")
+    .helpOption("-h, --help", "show this help")
+    .addHelpText("after", SERVE_EXAMPLES)
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput(output);
+  sourceOptions(program, { untrusted: true });
+  program.action((config: string | undefined, o: Record<string, unknown>) => {
+    if (config === undefined) {
+      throw new UsageError(
+        "no config file given.",
+        'Pass the path of a config file with "mcpServers" (e.g. examples/npx.json, shipped with mcpx), or run mcpx --help.',
+      );
+    }
+    set({ command: "serve", options: serveOptions(config, o) });
+  });
+
+  subcommand("import", "<file>", "write an mcpx config from any config mcpx reads")
+    .option("-o, --output <file>", 'where to write ("-" for stdout)', "mcpx.json")
+    .option("-f, --force", "overwrite the output file if it exists")
+    .addHelpText("after", IMPORT_HELP)
+    .action((file: string, o: Record<string, unknown>) =>
+      set({
+        command: "import",
+        options: {
+          ...source(o),
+          file,
+          output: String(o.output),
+          force: o.force === true,
+        },
+      }),
+    );
+  sourceOptions(program.commands.at(-1)!, { untrusted: false });
+
+  const clientArg = `<client>`;
+  subcommand("install", clientArg, `move a client's servers to mcpx: ${CLIENTS.join(" | ")}`)
+    .option(
+      "-c, --config <file>",
+      "the mcpx config to import into (created if missing; default ~/.config/mcpx/<client>.json, or mcpx.json in the project for --scope project)",
+    )
+    .addOption(scopeOption())
+    .option("--file <path>", "the client's config file, instead of its usual place")
+    .option("--project <path>", "the project folder for --scope project/local (default: cwd)")
+    .option("--dry-run", "print the changes as a diff and write nothing")
+    .addHelpText("after", INSTALL_HELP)
+    .action((client: string, o: Record<string, unknown>) =>
+      set({
+        command: "install",
+        options: {
+          client: clientId(client),
+          scope: o.scope as InstallScope,
+          dryRun: o.dryRun === true,
+          ...(typeof o.config === "string" && { config: o.config }),
+          ...(typeof o.file === "string" && { file: o.file }),
+          ...(typeof o.project === "string" && { project: o.project }),
+        },
+      }),
+    );
+
+  subcommand("uninstall", clientArg, "put a client's config back as it was before install")
+    .addOption(scopeOption())
+    .option("--file <path>", "the client's config file, instead of its usual place")
+    .option("--project <path>", "the project folder for --scope project/local (default: cwd)")
+    .option("--dry-run", "print the changes as a diff and write nothing")
+    .addHelpText("after", UNINSTALL_HELP)
+    .action((client: string, o: Record<string, unknown>) =>
+      set({
+        command: "uninstall",
+        options: {
+          client: clientId(client),
+          scope: o.scope as InstallScope,
+          dryRun: o.dryRun === true,
+          ...(typeof o.file === "string" && { file: o.file }),
+          ...(typeof o.project === "string" && { project: o.project }),
+        },
+      }),
+    );
+
+  subcommand("validate", "<file>", "check a config without starting its servers")
+    .option("--connect", "also start each server and list its tools")
+    .addHelpText("after", VALIDATE_HELP)
+    .action((file: string, o: Record<string, unknown>) =>
+      set({ command: "validate", options: { ...source(o), file, connect: o.connect === true } }),
+    );
+  sourceOptions(program.commands.at(-1)!, { untrusted: true });
+
+  subcommand("stats", "<file>", "tokens of the tool definitions, directly and through mcpx")
+    .option("--json", "print JSON instead of a table")
+    .addHelpText("after", STATS_HELP)
+    .action((file: string, o: Record<string, unknown>) =>
+      set({ command: "stats", options: { ...source(o), file, json: o.json === true } }),
+    );
+  sourceOptions(program.commands.at(-1)!, { untrusted: true });
+  return program;
+}
+
+/** --format, --project and (where it makes sense) --untrusted. */
+function sourceOptions(command: Command, { untrusted }: { untrusted: boolean }): void {
+  command.addOption(
+    new Option("--format <format>", "read the file as this format instead of detecting it").choices(
+      FORMAT_IDS,
+    ),
+  );
+  if (!command.options.some((o) => o.long === "--project")) {
+    command.option(
+      "--project <path>",
+      "the project folder: ${workspaceFolder}, and ~/.claude.json local scope (default: cwd)",
     );
   }
+  if (untrusted) {
+    command.option(
+      "--untrusted",
+      "the file may not be yours: no local commands, only https to public hosts, no credentials",
+    );
+  }
+}
+
+function scopeOption(): Option {
+  return new Option(
+    "--scope <scope>",
+    "user: your own config; project: the project's shared file; local: Claude Code's per-project entries in ~/.claude.json",
+  )
+    .choices(["user", "project", "local"])
+    .default("user");
+}
+
+function source(o: Record<string, unknown>): SourceOptions {
+  return {
+    ...(typeof o.format === "string" && { format: o.format as FormatId }),
+    ...(typeof o.project === "string" && { project: o.project }),
+    untrusted: o.untrusted === true,
+  };
+}
+
+function clientId(value: string): ClientId {
+  if ((CLIENTS as readonly string[]).includes(value)) return value as ClientId;
+  const guess = suggest(value, CLIENTS);
+  throw new UsageError(
+    `unknown client "${value}".${guess ? ` Did you mean "${guess}"?` : ""}`,
+    `Use one of: ${CLIENTS.join(", ")}.`,
+  );
+}
+
+const COMMANDS = ["import", "install", "uninstall", "validate", "stats"];
+
+/** A first word that is no file but close to a command is a misspelled command, not a config. */
+function unknownCommand(first: string | undefined): void {
+  if (first === undefined || first.startsWith("-") || COMMANDS.includes(first)) return;
+  if (/[./\\]/.test(first)) return;
+  const command = suggest(first, COMMANDS);
+  if (command) {
+    throw new UsageError(
+      `unknown command "${first}". Did you mean "${command}"?`,
+      `Run mcpx ${command} --help, or pass a config file's path.`,
+    );
+  }
+}
+
+function serveOptions(config: string, o: Record<string, unknown>): ServeOptions {
   let port: number | undefined;
-  if (values.port !== undefined) {
-    port = Number(values.port);
-    if (!/^\d+$/.test(values.port) || port > 65535) {
-      throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
+  if (typeof o.port === "string") {
+    port = Number(o.port);
+    if (!/^\d+$/.test(o.port) || port > 65535) {
+      throw new UsageError(
+        `--port must be a whole number from 0 to 65535, got "${o.port}".`,
+        "Use e.g. --port 3000, or --port 0 for any free port.",
+      );
     }
   }
-  if (values.caller !== undefined && (port !== undefined || values.caller.trim() === "")) {
+  const caller = typeof o.caller === "string" ? o.caller.trim() : undefined;
+  if (caller !== undefined && (port !== undefined || caller === "")) {
     throw new UsageError(
+      port !== undefined ? "--caller is for stdio." : "--caller needs a name.",
       port !== undefined
-        ? "--caller is for stdio; over HTTP the caller comes from the token, the /mcp/<caller> path or the X-MCPX-Caller header"
-        : "--caller needs a name",
+        ? "Over HTTP the caller comes from the token, the /mcp/<caller> path or the X-MCPX-Caller header."
+        : "Write --caller <name>.",
     );
   }
-  const logLevel = values["log-level"] ?? "info";
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
-  }
   return {
-    ...(positionals[0] !== undefined && { config: positionals[0] }),
+    ...source(o),
+    config,
     ...(port !== undefined && { port }),
-    host: values.host ?? "127.0.0.1",
-    ...(values.caller !== undefined && { caller: values.caller.trim() }),
-    allowUnauthenticated: values["allow-unauthenticated"] ?? false,
-    allowedHosts: values["allowed-host"] ?? [],
-    logLevel: logLevel as LogLevel,
-    help: values.help ?? false,
-    version: values.version ?? false,
+    host: String(o.host),
+    ...(caller !== undefined && { caller }),
+    allowUnauthenticated: o.allowUnauthenticated === true,
+    allowedHosts: (o.allowedHost as string[] | undefined) ?? [],
+    logLevel: o.logLevel as LogLevel,
   };
 }

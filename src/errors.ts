@@ -7,7 +7,9 @@ export type ProxyErrorCode =
   /** A config reload removed or changed the server while the call waited for a session. */
   | "POOL_RETIRED"
   /** mcpx is shutting down and takes no new calls. */
-  | "SHUTTING_DOWN";
+  | "SHUTTING_DOWN"
+  /** An untrusted config asked for something it may not have (see src/config/trust.ts). */
+  | "UNTRUSTED_REFUSED";
 
 /** An error mcpx raises on purpose: a code to branch on, a message fit to show a user or model. */
 export class ProxyError extends Error {

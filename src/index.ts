@@ -1,217 +1,43 @@
 #!/usr/bin/env node
 /**
- * The mcpx command: parse arguments, load config, build the proxy, serve stdio or HTTP, and
- * shut down cleanly. Exit codes: 0 normal, 1 runtime failure, 2 bad usage or config.
+ * The mcpx command: parse the command line and dispatch to src/commands/. Exit codes: 0
+ * success, 1 the command failed, 2 bad command line or config (see EXIT_CODES in cli-help.ts).
  */
-import { format } from "node:util";
-import { parseCli, UsageError, USAGE, type CliOptions } from "./cli.js";
-import { ConfigError, loadConfig, type Config } from "./config/load.js";
-import { watchConfig, type ConfigWatcher } from "./config/watch.js";
+import { parseCommandLine, UsageError, type Invocation } from "./cli.js";
 import { errorMessage } from "./errors.js";
-import { fileSink, type FileSink } from "./logfile.js";
-import { createLogger, stderrSink, type Logger } from "./logger.js";
-import { createProxy, type Proxy } from "./proxy.js";
-import { exposure, serveHttp } from "./server/http.js";
-import { serveStdio } from "./server/stdio.js";
-import { VERSION } from "./version.js";
 
 async function main(): Promise<number | undefined> {
-  const cli = parseArguments();
-  if (typeof cli === "number") return cli;
-  const config = readConfig(cli);
-  if (typeof config === "number") return config;
-  const { logger, logFile } = buildLogger(cli, config);
-  for (const w of config.warnings) logger.warn(w);
-  const bind = exposed(cli, config);
-  if (bind && "error" in bind) {
-    process.stderr.write(`mcpx: ${bind.error}\n`);
-    return 2;
-  }
-  if (bind) logger.warn(bind.warning);
-
-  const proxy = createProxy(config, { logger });
-  const lifecycle = installShutdown(proxy, config, logger, logFile);
-  // Serve first: `initialize` never waits for an upstream. Servers still starting show as such
-  // in the catalog and arrive through notifications/tools/list_changed; a call to one waits.
-  lifecycle.stopServing = await serve(cli, proxy, logger, (why) => void lifecycle.shutdown(why));
-  lifecycle.watcher = watch(cli, proxy, logger);
-  void proxy.start().then(() => {
-    const servers = proxy.context.registry.servers();
-    const ready = servers.filter((s) => s.status === "ready").length;
-    logger.info(`${ready}/${servers.length} upstream servers ready`);
-  });
-  return undefined;
-}
-
-/** The command line, or the exit code when it was --help, --version or unusable. */
-function parseArguments(): CliOptions | number {
-  let cli;
+  let invocation: Invocation;
   try {
-    cli = parseCli(process.argv.slice(2));
+    invocation = parseCommandLine(process.argv.slice(2));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`mcpx: ${err.message}\n\n${USAGE}\n`);
+    process.stderr.write(`mcpx: ${err.message}\n  ${err.fix}\n`);
     return 2;
   }
-  // --help and --version are the only output mcpx ever writes to stdout.
-  if (cli.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
+  // Each command loads only what it needs: serving never loads the tokenizer or the diff library.
+  switch (invocation.command) {
+    case "output":
+      // --help and --version: the only output the proxy command ever writes to stdout.
+      process.stdout.write(
+        invocation.text.endsWith("\n") ? invocation.text : `${invocation.text}\n`,
+      );
+      return 0;
+    case "serve":
+      return (await import("./commands/serve.js")).serve(invocation.options);
+    case "import":
+      return (await import("./commands/import.js")).importConfig(invocation.options);
+    case "install":
+      return (await import("./commands/install.js")).install(invocation.options);
+    case "uninstall":
+      return (await import("./commands/uninstall.js")).uninstall(invocation.options);
+    case "validate":
+      return (await import("./commands/validate.js")).validate(invocation.options);
+    case "stats":
+      return (await import("./commands/stats.js")).stats(invocation.options);
+    default:
+      return invocation satisfies never;
   }
-  if (cli.version) {
-    process.stdout.write(`${VERSION}\n`);
-    return 0;
-  }
-  if (cli.config === undefined) {
-    process.stderr.write(
-      `mcpx: no config file given. Pass the path of a JSON file with "mcpServers" (e.g. examples/npx.json, shipped with mcpx).\n\n${USAGE}\n`,
-    );
-    return 2;
-  }
-  return cli;
-}
-
-function readConfig(cli: CliOptions): Config | number {
-  try {
-    return loadConfig(cli.config ?? "");
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`mcpx: ${err.message}\n`);
-    return 2;
-  }
-}
-
-/** Logs go to stderr, and to the rotating log file when the config names one. */
-function buildLogger(cli: CliOptions, config: Config): { logger: Logger; logFile?: FileSink } {
-  const toStderr = stderrSink();
-  const logFile = config.log && fileSink(config.log, (m) => toStderr(`mcpx: ${m}\n`));
-  // Lines still queued for the log file are written at any exit, process.exit(1) included.
-  if (logFile) process.on("exit", () => logFile.flushSync());
-  const logger = createLogger({
-    level: cli.logLevel,
-    write: logFile
-      ? (line) => {
-          toStderr(line);
-          logFile.write(line);
-        }
-      : toStderr,
-  });
-  return { logger, ...(logFile && { logFile }) };
-}
-
-/** Beyond loopback only with auth, or when the user says so out loud. */
-function exposed(cli: CliOptions, config: Config) {
-  return cli.port === undefined ? undefined : exposure(cli.host, config, cli.allowUnauthenticated);
-}
-
-interface Lifecycle {
-  shutdown(why: string): Promise<void>;
-  stopServing: () => Promise<void>;
-  watcher: ConfigWatcher | undefined;
-}
-
-/**
- * SIGINT/SIGTERM/SIGHUP shut down in a fixed order; a second signal exits at once, killing
- * every upstream group.
- */
-function installShutdown(
-  proxy: Proxy,
-  config: Config,
-  logger: Logger,
-  logFile: FileSink | undefined,
-): Lifecycle {
-  let shuttingDown = false;
-  const lifecycle: Lifecycle = {
-    stopServing: async () => {},
-    watcher: undefined,
-    shutdown: async (why) => {
-      if (shuttingDown) return;
-      shuttingDown = true;
-      logger.info(`shutting down (${why})`);
-      // 0. Stop reloading the config: nothing may start servers from here on.
-      lifecycle.watcher?.close();
-      try {
-        // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
-        await proxy.drain(config.shutdownGraceMs);
-        // The SDK sends a result after its handler's promise settles: give it that turn.
-        await new Promise((resolve) => setImmediate(resolve));
-        // 2. Stop serving: close HTTP sessions and the listener, or the stdio transport.
-        await lifecycle.stopServing();
-      } finally {
-        // 3. Stop health checks and close every upstream (SIGTERM, then SIGKILL per group),
-        // including pools a reload is retiring and sessions still starting.
-        await proxy.close();
-      }
-      // 4. The log file's queued lines reach the disk before the exit.
-      await logFile?.close();
-      process.exit(0);
-    },
-  };
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      if (shuttingDown) {
-        // A second signal means "now": no grace, but no orphaned upstreams either.
-        logger.warn(`${signal} again: exiting now`);
-        proxy.killNow();
-        process.exit(1);
-      }
-      void lifecycle.shutdown(signal);
-    });
-  }
-  return lifecycle;
-}
-
-/** Serve stdio or HTTP; returns how to stop serving. */
-async function serve(
-  cli: CliOptions,
-  proxy: Proxy,
-  logger: Logger,
-  shutdown: (why: string) => void,
-): Promise<() => Promise<void>> {
-  if (cli.port === undefined) {
-    guardStdout();
-    const stdio = await serveStdio(proxy.context, {
-      ...(cli.caller !== undefined && { caller: cli.caller }),
-    });
-    void stdio.ended.then(() => shutdown("stdin closed"));
-    logger.info("serving MCP on stdio");
-    return () => stdio.close();
-  }
-  const http = await serveHttp(proxy.context, {
-    host: cli.host,
-    port: cli.port,
-    allowedHosts: cli.allowedHosts,
-  });
-  if (http.portChanged) {
-    logger.warn(
-      `PORT ${cli.port} IS IN USE: serving on port ${http.port} instead. Point clients at ${http.url}`,
-    );
-  }
-  process.stderr.write(`mcpx listening on ${http.url}\n`);
-  return () => http.close();
-}
-
-/** Hot reload: apply valid edits of the config file, keep serving through invalid ones. */
-function watch(cli: CliOptions, proxy: Proxy, logger: Logger): ConfigWatcher {
-  const file = proxy.context.config.file;
-  return watchConfig(file, {
-    logger,
-    // A reload must not drop auth from a server that is reachable beyond this machine.
-    check: (next) => {
-      const b = exposed(cli, next);
-      return b && "error" in b
-        ? [
-            `auth: missing, but mcpx serves on ${cli.host}, beyond this machine. Keep "auth", or restart with --allow-unauthenticated.`,
-          ]
-        : [];
-    },
-    onConfig: async (next) => {
-      await proxy.reload(next);
-      logger.info(`config reloaded from ${next.file}`);
-    },
-    onInvalid: (err) =>
-      logger.error(`config change rejected, still serving the previous config: ${err.message}`),
-  });
 }
 
 main().then(
@@ -223,20 +49,6 @@ main().then(
     process.exit(1);
   },
 );
-
-/**
- * In stdio mode stdout is the protocol. Dependencies may still print with console (e.g.
- * json-schema-to-typescript logs to stdout when VERBOSE is set): send all of it to stderr.
- */
-function guardStdout(): void {
-  const toStderr = (...args: unknown[]) => {
-    process.stderr.write(`${format(...args)}\n`);
-  };
-  for (const method of ["log", "info", "debug", "dir", "trace", "table"] as const) {
-    // eslint-disable-next-line no-console -- redirecting console is the point here
-    console[method] = toStderr;
-  }
-}
 
 // No input may crash the proxy: a stray rejection is a bug to log, not a reason to drop every client.
 process.on("unhandledRejection", (reason) => {

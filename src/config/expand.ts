@@ -1,10 +1,11 @@
 /**
  * `${VAR}` and `${VAR:-default}` expansion, as Claude Code does it in .mcp.json
  * (command, args, env, url, headers). An unset variable without a default is an error that names
- * the variable, never a value.
+ * the variable, never a value. `$${` is a literal `${` (how a file imported from a client that
+ * does not expand variables keeps its text as it was).
  */
 
-const PATTERN = /\$\{([^}:]+)(?::-([^}]*))?\}/g;
+const PATTERN = /\$\$\{|\$\{([^}:]+)(?::-([^}]*))?\}/g;
 
 export class MissingVariableError extends Error {
   constructor(readonly variable: string) {
@@ -26,16 +27,20 @@ export function expandTracked(
   env: Readonly<Record<string, string | undefined>>,
 ): Expansion {
   const values: string[] = [];
-  const expanded = text.replace(PATTERN, (_match, name: string, fallback: string | undefined) => {
-    const value = env[name];
-    if (value !== undefined && value !== "") {
-      values.push(value);
-      return value;
-    }
-    if (fallback !== undefined) return fallback;
-    if (value !== undefined) return value;
-    throw new MissingVariableError(name);
-  });
+  const expanded = text.replace(
+    PATTERN,
+    (match, name: string | undefined, fallback: string | undefined) => {
+      if (name === undefined) return "${"; // `$${`: an escaped, literal `${`
+      const value = env[name];
+      if (value !== undefined && value !== "") {
+        values.push(value);
+        return value;
+      }
+      if (fallback !== undefined) return fallback;
+      if (value !== undefined) return value;
+      throw new MissingVariableError(name);
+    },
+  );
   return { text: expanded, values };
 }
 
@@ -45,4 +50,14 @@ export function expandVars(
   env: Readonly<Record<string, string | undefined>>,
 ): string {
   return expandTracked(text, env).text;
+}
+
+/** Whether `text` refers to any variable (an escaped `$${` does not count). */
+export function hasVariables(text: string): boolean {
+  return [...text.matchAll(PATTERN)].some((m) => m[1] !== undefined);
+}
+
+/** `text` as a literal in mcpx syntax: every `${` escaped, so nothing in it expands. */
+export function escapeLiteral(text: string): string {
+  return text.replaceAll("${", () => "$${");
 }

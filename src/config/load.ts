@@ -1,13 +1,20 @@
 /**
- * The config module's entry: file → JSON → validate (zod, entry by entry) → `${VAR}` expansion →
- * `Config`. The other modules import the config types from here.
+ * The config module's entry: file → its format (mcpx's or a client's, converted) → validate (zod,
+ * entry by entry) → `${VAR}` expansion → `Config`. The other modules import the config types from here.
  */
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseAccess } from "./access.js";
+import { foldToolFilters } from "./filters.js";
+import {
+  convertSource,
+  FORMATS_LINE,
+  readSource,
+  type FormatId,
+  type ReadOptions,
+} from "./formats/read.js";
 import { check, isObject, type Findings } from "./issues.js";
 import { settingsSchema, type Settings } from "./schema.js";
-import { parseServers } from "./servers.js";
+import { parseServers, type Origin } from "./servers.js";
 import { ConfigError, DEFAULTS, type Config, type Env } from "./types.js";
 
 export { ConfigError, DEFAULT_PROFILE, DEFAULTS } from "./types.js";
@@ -23,32 +30,45 @@ export type {
   ServerConfig,
   SessionPolicy,
   SessionSettings,
+  ToolFilter,
   UpstreamSpec,
 } from "./types.js";
+export type { FormatId } from "./formats/read.js";
 
-/** Read, parse, validate and expand a config file. Throws ConfigError. */
-export function loadConfig(file: string, env: Env = process.env): Config {
-  const abs = path.resolve(file);
-  let text: string;
-  try {
-    text = readFileSync(abs, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(abs, [
-      code === "ENOENT"
-        ? 'file not found. Pass the path of a JSON file with an "mcpServers" object (e.g. examples/npx.json, shipped with mcpx).'
-        : `cannot read the file (${code ?? "unknown error"}). Check its permissions.`,
-    ]);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(abs, [
-      `not valid JSON${jsonErrorPlace(text, err)}. Fix the syntax (comments and trailing commas are not allowed).`,
-    ]);
-  }
-  return parseConfig(raw, abs, env);
+/** How a config file is read: its format (detected by default) and whether it is trusted. */
+export interface LoadOptions extends ReadOptions {
+  /** The file may not be the user's: see trust.ts. A top-level `"trust": "untrusted"` also says so. */
+  untrusted?: boolean;
+}
+
+/**
+ * Read, parse, validate and expand a config file: mcpx's own, or any client's format mcpx
+ * reads (see formats/). Throws ConfigError.
+ */
+export function loadConfig(
+  file: string,
+  env: Env = process.env,
+  options: LoadOptions = {},
+): Config {
+  const source = readSource(file, options);
+  const converted = convertSource(source, options);
+  return parseConfig(converted.raw, source.file, env, {
+    ...(converted.origin && { origin: converted.origin }),
+    untrusted: options.untrusted ?? false,
+    problems: converted.problems,
+    warnings: converted.warnings,
+    format: converted.format,
+  });
+}
+
+/** What parseConfig needs to know about a file converted from another client's format. */
+export interface ParseOptions {
+  origin?: Origin;
+  untrusted?: boolean;
+  /** Found while converting; reported with the rest. */
+  problems?: readonly string[];
+  warnings?: readonly string[];
+  format?: FormatId;
 }
 
 /**
@@ -56,17 +76,32 @@ export function loadConfig(file: string, env: Env = process.env): Config {
  * top-level settings, each server entry and the access sections are checked independently, so a
  * problem in one hides none in another.
  */
-export function parseConfig(raw: unknown, file: string, env: Env = process.env): Config {
+export function parseConfig(
+  raw: unknown,
+  file: string,
+  env: Env = process.env,
+  options: ParseOptions = {},
+): Config {
   if (!isObject(raw)) {
     throw new ConfigError(file, [
       '(root): must be a JSON object like { "mcpServers": { "name": { "command": "..." } } }.',
     ]);
   }
-  const found: Findings = { problems: [], warnings: [], secrets: [] };
+  const found: Findings = {
+    problems: [...(options.problems ?? [])],
+    warnings: [...(options.warnings ?? [])],
+    secrets: [],
+  };
   const settings = check(settingsSchema, raw, [], found.problems);
+  const untrusted = options.untrusted === true || raw.trust === "untrusted";
   const entries = raw.mcpServers;
   // Without a server object there is nothing to check the rest against.
-  if (!isObject(entries)) throw new ConfigError(file, found.problems);
+  if (!isObject(entries)) {
+    if (entries === undefined && !("servers" in raw) && !("mcp_servers" in raw)) {
+      found.problems.push(`(root): not a config mcpx knows. mcpx reads: ${FORMATS_LINE}.`);
+    }
+    throw new ConfigError(file, found.problems);
+  }
   if (Object.keys(entries).length === 0) {
     found.problems.push(
       "mcpServers: is empty. Add at least one server; a proxy with no servers has nothing to offer.",
@@ -78,11 +113,18 @@ export function parseConfig(raw: unknown, file: string, env: Env = process.env):
       file,
       inheritEnv: settings?.inheritEnv ?? false,
       callTimeoutMs: settings?.callTimeout ?? DEFAULTS.callTimeoutMs,
+      untrusted,
+      ...(options.origin && { origin: options.origin }),
     },
     env,
     found,
   );
   const access = parseAccess(raw, Object.keys(entries), env, found);
+  if (untrusted && settings?.log) {
+    found.problems.push(
+      "log: refused: an untrusted config may not choose files mcpx writes. Remove it, or run without --untrusted.",
+    );
+  }
 
   if (!settings || found.problems.length > 0) throw new ConfigError(file, found.problems);
   if (servers.length === 0) {
@@ -90,6 +132,7 @@ export function parseConfig(raw: unknown, file: string, env: Env = process.env):
       "mcpServers: every server is disabled. Enable at least one; a proxy with no servers has nothing to offer.",
     ]);
   }
+  const filters = new Map(servers.flatMap((s) => (s.tools ? [[s.name, s.tools] as const] : [])));
   return {
     ...fromSettings(settings, file),
     file,
@@ -97,6 +140,9 @@ export function parseConfig(raw: unknown, file: string, env: Env = process.env):
     warnings: found.warnings,
     secrets: [...new Set(found.secrets)],
     ...access,
+    profiles: foldToolFilters(access.profiles, filters, Object.keys(entries)),
+    ...(untrusted && { trust: "untrusted" as const }),
+    ...(options.format && { format: options.format }),
   };
 }
 
@@ -127,17 +173,4 @@ function fromSettings(
     }),
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
   };
-}
-
-/**
- * Where JSON.parse failed, as " at line L, column C". Only the place: V8's message may quote a
- * snippet of the file, and the file may hold a literal token.
- */
-function jsonErrorPlace(text: string, err: unknown): string {
-  const position = /position (\d+)/.exec((err as Error).message)?.[1];
-  if (position === undefined) return "";
-  const before = text.slice(0, Number(position));
-  const line = before.split("\n").length;
-  const column = Number(position) - before.lastIndexOf("\n");
-  return ` at line ${line}, column ${column}`;
 }

@@ -26,6 +26,24 @@ const common = {
   maxSessions: z.number().int().min(1).max(256).optional(),
   /** caller: close a caller's idle session after this many ms. */
   idleTimeout: timeoutMs.optional(),
+  /** Which of the server's tools are shown (Gemini's includeTools / excludeTools, Codex's enabled_tools / disabled_tools). */
+  tools: z
+    .strictObject({
+      /** Only these tools (exact names); exclude wins over include. */
+      include: z
+        .array(
+          z
+            .string()
+            .min(1)
+            .refine((t) => !t.includes("*"), {
+              error: 'takes exact tool names; "*" patterns belong in "exclude" or a profile',
+            }),
+        )
+        .optional(),
+      /** Never these tools: names, or patterns where "*" matches any characters. */
+      exclude: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
 };
 
 /** Keys only a stdio server has. */
@@ -35,6 +53,8 @@ const stdioShape = {
   env: stringMap.optional(),
   cwd: z.string().optional(),
   inheritEnv: z.boolean().optional(),
+  /** A dotenv file whose variables are added to `env` (`env` wins); relative to the config file. */
+  envFile: z.string().min(1).optional(),
 };
 
 /** Keys only an http or sse server has. */
@@ -85,7 +105,6 @@ export const FOREIGN_SERVER_KEYS: Readonly<Record<string, string>> = {
   alwaysLoad: "Claude Code",
   oauth: "Claude Code",
   headersHelper: "Claude Code",
-  envFile: "VS Code / Cursor",
   autoApprove: "Cline",
   alwaysAllow: "Cline",
   transportType: "Cline",
@@ -94,8 +113,17 @@ export const FOREIGN_SERVER_KEYS: Readonly<Record<string, string>> = {
   version: "VS Code",
   dev: "VS Code",
   trust: "Gemini CLI",
-  includeTools: "Gemini CLI",
-  excludeTools: "Gemini CLI",
+};
+
+/**
+ * Keys other clients write for something mcpx does: renamed to ours when an entry is read, so
+ * a tool the user excluded stays excluded whichever spelling the file uses.
+ */
+export const ALIASED_SERVER_KEYS: Readonly<
+  Record<string, readonly ["tools", "include" | "exclude"]>
+> = {
+  includeTools: ["tools", "include"],
+  excludeTools: ["tools", "exclude"],
 };
 
 export const compressionSchema = z.strictObject({
@@ -185,6 +213,11 @@ export const settingsSchema = z.strictObject({
   profiles: z.unknown().optional(),
   callers: z.unknown().optional(),
   auth: z.unknown().optional(),
+  /**
+   * "untrusted": a file that may not be the user's (it came with a cloned repository). No stdio
+   * servers, only https to public hosts, no credentials or environment values sent upstream.
+   */
+  trust: z.literal("untrusted").optional(),
 });
 export type Settings = z.infer<typeof settingsSchema>;
 

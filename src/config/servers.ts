@@ -1,22 +1,36 @@
 /** The `mcpServers` step of parseConfig: each entry checked, typed, expanded and given its defaults. */
 import path from "node:path";
+import { readEnvFile } from "./envfile.js";
 import { expandTracked, MissingVariableError } from "./expand.js";
-import { check, isObject, type Findings } from "./issues.js";
+import { check, formatPath, isObject, type Findings, type KeyPath } from "./issues.js";
 import {
+  ALIASED_SERVER_KEYS,
   FOREIGN_SERVER_KEYS,
   SERVER_NAME,
   serverEntrySchema,
   serverKeysSchema,
   type ServerEntry,
 } from "./schema.js";
+import { untrustedProblems } from "./trust.js";
 import { DEFAULTS, type Env, type ServerConfig, type UpstreamSpec } from "./types.js";
+
+/** Where a server entry came from, when the file is another client's (see formats/). */
+export interface Origin {
+  /** The entry's key path in the client's own file, for messages. */
+  keyPath(server: string): KeyPath;
+  /** More words for an unset variable the conversion introduced (e.g. a VS Code input). */
+  hint?(variable: string): string | undefined;
+}
 
 /** What a server entry inherits from the top level of the file. */
 export interface ServerDefaults {
-  /** Absolute path of the config file: a relative `cwd` is relative to its folder. */
+  /** Absolute path of the config file: a relative `cwd` or `envFile` is relative to its folder. */
   file: string;
   inheritEnv: boolean;
   callTimeoutMs: number;
+  /** The file may not be the user's: see trust.ts. */
+  untrusted: boolean;
+  origin?: Origin;
 }
 
 /**
@@ -44,7 +58,8 @@ function parseServer(
   env: Env,
   found: Findings,
 ): ServerConfig | undefined {
-  const at = `mcpServers.${name}`;
+  const keyPath = defaults.origin?.keyPath(name) ?? ["mcpServers", name];
+  const at = formatPath(keyPath);
   if (!SERVER_NAME.test(name)) {
     found.problems.push(
       `${at}: server names may use only letters, digits, "_" and "-" (they prefix tool refs like "${name.replace(/[^A-Za-z0-9_-]/g, "_")}.tool"). Rename the server.`,
@@ -55,8 +70,8 @@ function parseServer(
     found.problems.push(`${at}: must be an object with "command" (stdio) or "url" (http/sse).`);
     return undefined;
   }
-  const keyPath = ["mcpServers", name];
-  const keys = check(serverKeysSchema, withoutForeignKeys(raw, at, found), keyPath, found.problems);
+  const ours = withAliases(withoutForeignKeys(raw, at, found), at, found);
+  const keys = check(serverKeysSchema, ours, keyPath, found.problems);
   if (!keys) return undefined;
   const type = transportType(keys, at, found);
   if (!type) return undefined;
@@ -65,6 +80,13 @@ function parseServer(
   if (entry.disabled) {
     found.warnings.push(`${at}: disabled; skipped.`);
     return undefined;
+  }
+  if (defaults.untrusted) {
+    const refused = untrustedProblems(entry, at);
+    if (refused.length > 0) {
+      found.problems.push(...refused);
+      return undefined;
+    }
   }
   const spec = upstreamSpec(entry, at, defaults, env, found);
   if (!spec) return undefined;
@@ -80,6 +102,7 @@ function parseServer(
       idleTimeoutMs: entry.idleTimeout ?? DEFAULTS.idleTimeoutMs,
     },
     ...(entry.description !== undefined && { description: entry.description }),
+    ...(entry.tools && (entry.tools.include || entry.tools.exclude) && { tools: entry.tools }),
   };
 }
 
@@ -96,6 +119,27 @@ function withoutForeignKeys(
     else found.warnings.push(`${at}.${key}: ${client}'s key, not supported by mcpx; ignored.`);
   }
   return ours;
+}
+
+/** Other clients' names for keys mcpx has (Gemini's includeTools → tools.include). */
+function withAliases(
+  entry: Record<string, unknown>,
+  at: string,
+  found: Findings,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...entry };
+  for (const [alias, [key, sub]] of Object.entries(ALIASED_SERVER_KEYS)) {
+    if (!(alias in out)) continue;
+    const value = out[alias];
+    delete out[alias];
+    const target = isObject(out[key]) ? { ...out[key] } : {};
+    if (target[sub] !== undefined) {
+      found.problems.push(`${at}.${alias}: also given as ${key}.${sub}. Keep one of them.`);
+      continue;
+    }
+    out[key] = { ...target, [sub]: value };
+  }
+  return out;
 }
 
 /** `type` as written, or inferred as Claude Code does: `command` means stdio, `url` http. */
@@ -133,8 +177,11 @@ function upstreamSpec(
       return text;
     } catch (err) {
       if (!(err instanceof MissingVariableError)) throw err;
+      const hint = defaults.origin?.hint?.(err.variable);
       found.problems.push(
-        `${at}.${key}: environment variable ${err.variable} is not set. Set it, or give a default with \${${err.variable}:-default}.`,
+        hint
+          ? `${at}.${key}: ${hint}`
+          : `${at}.${key}: environment variable ${err.variable} is not set. Set it, or give a default with \${${err.variable}:-default}.`,
       );
       return value;
     }
@@ -143,18 +190,26 @@ function upstreamSpec(
     Object.fromEntries(
       Object.entries(map ?? {}).map(([k, v]) => [k, expand(v, `${key}.${k}`)] as const),
     );
+  const dir = path.dirname(defaults.file);
 
   switch (entry.type) {
     case "stdio": {
+      const fromFile =
+        entry.envFile === undefined
+          ? {}
+          : readEnvFile(
+              path.resolve(dir, expand(entry.envFile, "envFile")),
+              `${at}.envFile`,
+              found,
+            );
       const spec: UpstreamSpec = {
         transport: "stdio",
         command: expand(entry.command, "command"),
         args: (entry.args ?? []).map((a, i) => expand(a, `args[${i}]`)),
-        env: expandMap(entry.env, "env"),
+        // The entry's own env wins over its envFile, as in VS Code.
+        env: { ...fromFile, ...expandMap(entry.env, "env") },
         inheritEnv: entry.inheritEnv ?? defaults.inheritEnv,
-        ...(entry.cwd !== undefined && {
-          cwd: path.resolve(path.dirname(defaults.file), entry.cwd),
-        }),
+        ...(entry.cwd !== undefined && { cwd: path.resolve(dir, entry.cwd) }),
       };
       found.secrets.push(...Object.values(spec.env));
       return spec;

@@ -25,10 +25,20 @@ export interface SessionSettings {
   idleTimeoutMs: number;
 }
 
+/** Which tools of one server are shown: folded into every profile (see filters.ts). */
+export interface ToolFilter {
+  /** Exact tool names; when given, only these. */
+  include?: string[];
+  /** Tool names or `*` patterns; wins over include. */
+  exclude?: string[];
+}
+
 export interface ServerConfig {
   name: string;
   spec: UpstreamSpec;
   description?: string;
+  /** The server's own tool filter, as written (already applied through the profiles). */
+  tools?: ToolFilter;
   /** Per-request timeout for this server, in ms. */
   timeoutMs: number;
   session: SessionSettings;
@@ -97,6 +107,13 @@ export interface Config {
   callers: Record<string, string>;
   /** Present when HTTP clients must present a bearer token. */
   auth?: AuthConfig;
+  /**
+   * "untrusted" when the file may not be the user's (`--untrusted`, or `"trust": "untrusted"`):
+   * remote servers must then be checked with `assertPublicUrl` (trust.ts) before every connect.
+   */
+  trust?: "untrusted";
+  /** The format the file was read as, when it was another client's (see formats/). */
+  format?: "mcpx" | "claude-code" | "claude-desktop" | "cursor" | "vscode" | "gemini" | "codex";
 }
 
 export const DEFAULTS = {

@@ -6,7 +6,8 @@ import { watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { ConfigError, loadConfig, type Config } from "./load.js";
+import { ConfigError, loadConfig, type Config, type LoadOptions } from "./load.js";
+import { assertPublicServers, isUntrustedRefusal } from "./trust.js";
 
 export interface WatchOptions {
   logger: Logger;
@@ -19,6 +20,8 @@ export interface WatchOptions {
   /** Editors write in bursts (truncate, write, rename): wait this long for quiet. Default 100. */
   debounceMs?: number;
   env?: Readonly<Record<string, string | undefined>>;
+  /** How the file is read (its format, the project, whether it is trusted). */
+  load?: LoadOptions;
 }
 
 export interface ConfigWatcher {
@@ -43,9 +46,13 @@ export function watchConfig(file: string, options: WatchOptions): ConfigWatcher 
     if (closed) return;
     let next: Config;
     try {
-      next = loadConfig(abs, options.env);
+      next = loadConfig(abs, options.env, options.load);
       const problems = options.check?.(next) ?? [];
       if (problems.length > 0) throw new ConfigError(abs, problems);
+      // An untrusted file's hosts are checked again: the edit may point them elsewhere.
+      await assertPublicServers(next).catch((err: unknown) => {
+        throw isUntrustedRefusal(err) ? new ConfigError(abs, [err.message]) : err;
+      });
     } catch (err) {
       if (err instanceof ConfigError) options.onInvalid(err);
       else log.error(`config reload failed: ${errorMessage(err)}`);

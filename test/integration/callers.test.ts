@@ -18,6 +18,7 @@ import {
   startStdio,
   stop,
   text,
+  untilStarted,
   writeConfig,
   type RunningHttp,
 } from "../helpers/proxy.js";
@@ -45,6 +46,9 @@ async function connect(url: string, headers: Record<string, string> = {}, name =
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );
+  // startHttp waited for the default caller's servers; this caller may see others, still starting
+  // on a busy machine.
+  await untilStarted(client);
   return client;
 }
 

@@ -20,7 +20,7 @@ describe("mcpx command line", () => {
   it("prints help and version on stdout and exits 0", async () => {
     const help = await runMcpx(["--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("Usage: mcpx <config.json>");
+    expect(help.stdout).toContain("Usage: mcpx <config> [options] | <command> [options]");
     const version = await runMcpx(["--version"]);
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
@@ -32,6 +32,15 @@ describe("mcpx command line", () => {
     expect(r.stderr).toContain("/nonexistent/mcpx.json");
     expect(r.stderr).toContain("file not found");
     expect(r.stdout).toBe("");
+  });
+
+  it("says what is wrong in one line and how to fix it in the next, exit 2", async () => {
+    const r = await runMcpx(["instal", "cursor"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      'mcpx: unknown command "instal". Did you mean "install"?\n  Run mcpx install --help, or pass a config file\'s path.\n',
+    );
   });
 
   it("exits 2 without a config argument", async () => {

@@ -17,6 +17,7 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { beforeAll, describe, expect, it } from "vitest";
+import { fixtureEnv, workspace } from "../helpers/clients.js";
 import { eventually, fixtureServer, isAlive, ROOT, text, writeConfig } from "../helpers/proxy.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -33,10 +34,17 @@ interface Ran {
 }
 
 /** Run a command to completion; rejects with its output when it fails or outlives `timeoutMs`. */
-function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<Ran> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
+      env,
       stdio: ["ignore", "pipe", "pipe"],
       timeout: timeoutMs,
     });
@@ -108,7 +116,19 @@ describe("the packed tarball, installed into an empty folder", () => {
 
   it("installs a bin that answers --help and --version", async () => {
     const help = await run(bin, ["--help"], path.dirname(bin), 20_000);
-    expect(help.stdout).toContain("Usage: mcpx <config.json>");
+    expect(help.stdout).toContain("Usage: mcpx <config>");
+    // npx finds the installed bin from the folder it was installed in, with no network.
+    const npx = await run(
+      "npx",
+      ["--no", "--", "mcpx", "--help"],
+      path.dirname(path.dirname(path.dirname(bin))),
+      30_000,
+    );
+    expect(npx.stdout).toContain("Usage: mcpx <config>");
+    for (const command of ["import", "install", "uninstall", "validate", "stats"]) {
+      const sub = await run(bin, [command, "--help"], path.dirname(bin), 20_000);
+      expect(sub.stdout).toContain(`Usage: mcpx ${command}`);
+    }
     const version = await run(bin, ["--version"], path.dirname(bin), 20_000);
     expect(version.stdout.trim()).toBe(VERSION);
   });
@@ -122,6 +142,40 @@ describe("the packed tarball, installed into an empty folder", () => {
     };
     const example = load.loadConfig(path.join(pkg, "examples/npx.json"), {});
     expect(example.servers.length).toBeGreaterThan(0);
+  });
+
+  it("installs into a client's file (fake HOME) an entry that starts the installed mcpx, and uninstalls", async () => {
+    const ws = workspace();
+    const file = ws.place("claude_desktop_config.json");
+    const original = readFileSync(file);
+    const env = { ...process.env, ...fixtureEnv(), HOME: ws.home };
+    await run(bin, ["install", "claude-desktop"], ws.dir, 30_000, env);
+    const entry = (
+      JSON.parse(readFileSync(file, "utf8")) as {
+        mcpServers: Record<string, { command: string; args: string[] }>;
+      }
+    ).mcpServers.mcpx!;
+    // The entry names the installed copy, not the clone it was packed from.
+    expect(entry.args[0]).toBe(path.join(pkg, "dist/index.js"));
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "mcpx-packaging-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({
+        name: "call",
+        arguments: { method: "echo.echo", arguments: { message: "installed" } },
+      });
+      expect(text(result)).toBe("installed");
+    } finally {
+      await client.close();
+    }
+    await run(bin, ["uninstall", "claude-desktop"], ws.dir, 30_000, env);
+    expect(readFileSync(file)).toEqual(original);
   });
 
   it("serves a config over stdio: initialize, tools/list and a call, with the SDK client", async () => {

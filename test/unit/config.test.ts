@@ -179,11 +179,14 @@ describe("parseConfig: the shape of the file", () => {
     for (const p of err.problems) expect(err.message).toContain(`  - ${p}`);
   });
 
-  it("reports a missing mcpServers with an example", () => {
+  it("reports a missing mcpServers with an example, and names the formats mcpx reads", () => {
     const p = problems({});
-    expect(p).toHaveLength(1);
+    expect(p).toHaveLength(2);
     expect(p[0]).toMatch(/^mcpServers: missing\. /);
     expect(p[0]).toContain('"command"');
+    expect(p[1]).toMatch(
+      /^\(root\): not a config mcpx knows\. mcpx reads: mcpx .*Codex config\.toml/,
+    );
   });
 
   it("reports an empty mcpServers", () => {

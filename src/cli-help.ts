@@ -1,0 +1,81 @@
+/** Help text of every command: examples and exit codes (src/cli.ts declares the options). */
+
+/** How each command exits; printed by every --help. */
+export const EXIT_CODES = `Exit codes:
+  0  success
+  1  the command failed (validate found problems, a server did not start, install refused)
+  2  bad command line, or a config that cannot be read (serving and import)`;
+
+export const SERVE_EXAMPLES = `
+Examples:
+  mcpx mcpx.json                      serve over stdio (what a client starts)
+  mcpx mcpx.json --port 3000          serve streamable HTTP at http://127.0.0.1:3000/mcp
+  mcpx ~/.cursor/mcp.json             serve a client's own config as it is
+  mcpx --untrusted .mcp.json          a cloned project's file: no local commands, public https only
+  mcpx install claude-desktop         move Claude Desktop's servers to mcpx (undo: mcpx uninstall)
+  mcpx <command> --help               each command's options and examples
+
+Config formats (detected from the file's name and shape, or --format):
+  mcpx, claude-code (.mcp.json, ~/.claude.json), claude-desktop (claude_desktop_config.json),
+  cursor (mcp.json), vscode (mcp.json with "servers"), gemini (settings.json), codex (config.toml)
+
+${EXIT_CODES}`;
+
+export const IMPORT_HELP = `
+Every server is kept; invalid names are renamed; servers mcpx cannot run as the client does
+(OAuth sign-in, a VS Code sandbox, WebSocket) are listed and left out. Secrets stay \${VAR}
+references where the source had them. The summary goes to stderr.
+
+Examples:
+  mcpx import ~/.cursor/mcp.json -o ~/mcpx.json
+  mcpx import .vscode/mcp.json -o - > mcpx.json
+  mcpx import ~/.claude.json --project ~/code/app   (user + that project's local servers)
+
+${EXIT_CODES}`;
+
+export const INSTALL_HELP = `
+Imports the client's servers into an mcpx config, writes a timestamped backup of the client's
+file beside it, then rewrites the client's file so one "mcpx" entry (stdio, absolute paths)
+replaces the servers it moved. Servers mcpx cannot run stay where they are. Unrelated keys,
+comments and formatting are kept. A file mcpx cannot parse is never touched.
+
+Examples:
+  mcpx install claude-desktop
+  mcpx install claude-code --scope project --dry-run
+  mcpx install cursor --config ~/mcpx.json
+  mcpx uninstall cursor                 (restores the backup)
+
+${EXIT_CODES}`;
+
+export const UNINSTALL_HELP = `
+Restores the newest backup install wrote, byte for byte, when the client's file is as install
+left it; otherwise removes the "mcpx" entry and puts back the servers install moved, keeping
+what was added since. The mcpx config is left in place.
+
+Examples:
+  mcpx uninstall claude-desktop
+  mcpx uninstall vscode --scope project --dry-run
+
+${EXIT_CODES}`;
+
+export const VALIDATE_HELP = `
+Prints each problem with its key path and exits 1, or a summary of the servers and exits 0.
+Values of env, headers and tokens are never printed (shown as ***).
+
+Examples:
+  mcpx validate mcpx.json
+  mcpx validate ~/.codex/config.toml --connect
+  mcpx validate --untrusted .mcp.json
+
+${EXIT_CODES}`;
+
+export const STATS_HELP = `
+Starts every server, then counts the tokens (o200k_base) of its tool definitions as a client
+loads them directly (name, description, input schema: the API form), against the three
+meta-tools mcpx shows instead. The same count as \`npm run bench\`.
+
+Examples:
+  mcpx stats ~/.cursor/mcp.json
+  mcpx stats mcpx.json --json
+
+${EXIT_CODES}`;

@@ -1,0 +1,115 @@
+/** `mcpx import <file>`: write an mcpx config from any config mcpx reads, and say what happened. */
+import { existsSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { ImportOptions } from "../cli.js";
+import {
+  convertSource,
+  labelOf,
+  readSource,
+  type Conversion,
+  type Source,
+} from "../config/formats/read.js";
+import { ConfigError, parseConfig } from "../config/load.js";
+import { fail } from "./output.js";
+
+export function importConfig(o: ImportOptions): number {
+  const read = { ...(o.format && { format: o.format }), ...(o.project && { project: o.project }) };
+  let source: Source;
+  try {
+    source = readSource(o.file, read);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return fail(2, err.message);
+  }
+  const conversion = convertSource(source, read);
+  if (conversion.problems.length > 0) {
+    return fail(
+      2,
+      new ConfigError(source.file, conversion.problems).message,
+      "Fix these in the source file, then import again.",
+    );
+  }
+  const toStdout = o.output === "-";
+  const out = toStdout ? "-" : path.resolve(o.output);
+  if (!toStdout && existsSync(out) && !o.force) {
+    return fail(2, `${out} already exists.`, "Pass --force to overwrite it, or -o another file.");
+  }
+  const text = `${JSON.stringify(conversion.raw, null, 2)}\n`;
+  // The written file may hold the source's literal secrets: readable by the user only.
+  if (toStdout) process.stdout.write(text);
+  else writeFileSync(out, text, { mode: 0o600 });
+  const problems = checkWritten(conversion.raw, toStdout ? source.file : out);
+  process.stderr.write(`${summary(source, conversion, out).join("\n")}\n`);
+  if (problems.length > 0) {
+    return fail(
+      1,
+      `the imported config has problems mcpx will refuse at start:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+      `Fix them in ${toStdout ? "the output" : out}, then run mcpx validate on it.`,
+    );
+  }
+  return 0;
+}
+
+/**
+ * Problems the written config has, except unset variables: those are set where mcpx runs, not
+ * necessarily here.
+ */
+export function checkWritten(raw: Record<string, unknown>, file: string): string[] {
+  const everySet = new Proxy(
+    {},
+    { get: (_t, key) => (typeof key === "string" ? "set" : undefined) },
+  );
+  try {
+    parseConfig(raw, file, everySet);
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
+  }
+}
+
+/** What was kept, renamed, left out, and what to do next: lines for stderr. */
+export function summary(source: Source, c: Conversion, out: string): string[] {
+  const r = c.report;
+  const lines = [
+    `mcpx: read ${r.kept.length + r.unsupported.length} servers from ${source.file} (${labelOf(c.format)}${c.format === "mcpx" ? "" : ` format, ${c.scope} scope`})${out === "-" ? "" : `, wrote ${out}`}`,
+  ];
+  const list = (title: string, items: string[]) => {
+    if (items.length > 0) lines.push(`  ${title.padEnd(12)}${items.join(", ")}`);
+  };
+  list(
+    "kept:",
+    r.kept.map((k) => k.name),
+  );
+  list(
+    "renamed:",
+    r.renamed.map((x) => `"${x.from}" → ${x.to}`),
+  );
+  list(
+    "not moved:",
+    r.unsupported.map((u) => `${u.name} (${u.why})`),
+  );
+  list(
+    "left out:",
+    r.dropped.map((d) => `${d.name}.${d.key} (${d.why})`),
+  );
+  for (const note of r.notes) lines.push(`  note: ${note}`);
+  if (c.scope === "project") {
+    lines.push(
+      `  ${source.file} is a project-scope file: it came with the repository and may not be yours.`,
+      "  Review its servers before you run them, or serve it with mcpx --untrusted.",
+    );
+  }
+  if (
+    c.format === "claude-code" ||
+    c.format === "cursor" ||
+    c.format === "vscode" ||
+    c.format === "gemini"
+  ) {
+    lines.push(
+      '  note: stdio servers under mcpx get only HOME, PATH, SHELL, TERM, USER, LOGNAME and their env; add "inheritEnv": true to one that needs more.',
+    );
+  }
+  if (out !== "-") lines.push(`  next: mcpx validate ${out} --connect`);
+  return lines;
+}

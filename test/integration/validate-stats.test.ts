@@ -1,0 +1,206 @@
+/** `mcpx validate`, `mcpx stats` and `--untrusted`, run as a user runs them. */
+import { existsSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiForm } from "../../src/commands/tokens.js";
+import type { StatsReport } from "../../src/commands/stats.js";
+import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/clients.js";
+import { mcpx, serveStdio, stdioClient } from "../helpers/cli.js";
+import { npmServer, startHttpFixture, stop, tempDir, writeConfig } from "../helpers/proxy.js";
+
+let upstream: Awaited<ReturnType<typeof startHttpFixture>>;
+beforeAll(async () => {
+  upstream = await startHttpFixture();
+});
+afterAll(async () => {
+  await stop(upstream.child);
+});
+
+const FIXTURES: Fixture[] = [
+  "claude-code.mcp.json",
+  "claude.json",
+  "claude_desktop_config.json",
+  "cursor.mcp.json",
+  "vscode.mcp.json",
+  "gemini.settings.json",
+  "codex.config.toml",
+];
+
+describe("mcpx validate", () => {
+  it.each(FIXTURES)(
+    "%s: valid, and no secret value in anything it prints (also with --connect)",
+    async (fixture) => {
+      const ws = workspace();
+      const file = ws.place(fixture, upstream.url);
+      const env = { ...fixtureEnv(), HOME: ws.home };
+      for (const args of [
+        ["validate", file],
+        ["validate", file, "--connect"],
+      ]) {
+        const r = await mcpx(args, { env, cwd: ws.project });
+        expect(r.stdout).toContain("is valid");
+        expect(r.code).toBe(0);
+        for (const secret of Object.values(SECRETS)) {
+          expect(r.stdout + r.stderr).not.toContain(secret);
+        }
+        expect(r.stdout).toMatch(/=\*\*\*/);
+      }
+    },
+  );
+
+  it("hides header values, auth tokens and URL passwords of an mcpx config", async () => {
+    const file = writeConfig({
+      mcpServers: {
+        remote: {
+          url: upstream.url,
+          headers: { Authorization: "Bearer literal-header-secret-8c1", "X-Team": "${TEAM}" },
+        },
+      },
+      auth: { tokens: { "${MCPX_TOKEN}": "ci" } },
+    });
+    const env = { TEAM: "team-env-secret-5e2", MCPX_TOKEN: "auth-token-secret-a91" };
+    const r = await mcpx(["validate", file, "--connect"], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("headers: Authorization=*** X-Team=***");
+    for (const secret of [
+      "literal-header-secret-8c1",
+      "team-env-secret-5e2",
+      "auth-token-secret-a91",
+    ]) {
+      expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+    // fetch refuses URLs with credentials, so this one is only validated, not connected.
+    const withPassword = writeConfig({
+      mcpServers: { r: { url: "https://u:url-password-31337@example.com/mcp" } },
+    });
+    const v = await mcpx(["validate", withPassword]);
+    expect(v.code).toBe(0);
+    expect(v.stdout).toContain("https://u:***@example.com/mcp");
+    expect(v.stdout).not.toContain("url-password-31337");
+  });
+
+  it("exits 1 with every problem at its key path, and how to fix it", async () => {
+    const dir = tempDir();
+    const file = path.join(dir, ".cursor", "mcp.json");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(path.dirname(file));
+    writeFileSync(
+      file,
+      JSON.stringify({ mcpServers: { a: { command: "x", args: "y" }, b: { url: "ftp://x" } } }),
+    );
+    const r = await mcpx(["validate", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("  - mcpServers.a.args: must be an array.");
+    expect(r.stderr).toContain("  - mcpServers.b.url: must be an http:// or https:// URL.");
+    expect(r.stderr).toContain("Fix each key named above, then run mcpx validate again.");
+  });
+
+  it("--connect exits 1 naming a server that does not start", async () => {
+    const file = writeConfig({
+      mcpServers: { gone: { command: process.execPath, args: ["-e", "process.exit(3)"] } },
+    });
+    const r = await mcpx(["validate", file, "--connect"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("gone: did not start");
+    expect(r.stderr).toContain("1 of 1 servers did not start.");
+  });
+});
+
+describe("mcpx stats", () => {
+  it("rows add up to the totals, and match the token benchmark's count", async () => {
+    const files = tempDir();
+    const file = writeConfig({
+      mcpServers: {
+        everything: npmServer("@modelcontextprotocol/server-everything", "stdio"),
+        filesystem: npmServer("@modelcontextprotocol/server-filesystem", files),
+        memory: {
+          ...npmServer("@modelcontextprotocol/server-memory"),
+          env: { MEMORY_FILE_PATH: path.join(files, "m.json") },
+        },
+      },
+    });
+    const r = await mcpx(["stats", file, "--json"], { timeoutMs: 120_000 });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as StatsReport;
+    const sum = (k: "tools" | "direct" | "mcpx") => report.rows.reduce((n, row) => n + row[k], 0);
+    expect(report.total.tools).toBe(sum("tools"));
+    expect(report.total.direct).toBe(sum("direct"));
+    expect(report.total.mcpx).toBe(sum("mcpx") + report.shared);
+    expect(report.total.saved).toBe(
+      report.rows.reduce((n, row) => n + row.saved, 0) - report.shared,
+    );
+
+    // Direct: each server's tools/list in API form, counted as bench/tokens.ts counts.
+    for (const row of report.rows) {
+      const spec = { everything: ["stdio"], filesystem: [files], memory: [] }[row.server]!;
+      const pkg = `@modelcontextprotocol/server-${row.server}`;
+      const direct = await stdioClient(process.execPath, [npmServer(pkg).args[0]!, ...spec]);
+      try {
+        const { tools } = await direct.client.listTools();
+        expect(row.tools).toBe(tools.length);
+        expect(row.direct).toBe(tools.reduce((n, t) => n + countTokens(apiForm(t)), 0));
+      } finally {
+        await direct.close();
+      }
+    }
+    // Through mcpx: the tools/list a client of the same config receives.
+    const running = await serveStdio(file);
+    try {
+      const { tools } = await running.client.listTools();
+      expect(report.total.mcpx).toBe(tools.reduce((n, t) => n + countTokens(apiForm(t)), 0));
+    } finally {
+      await running.close();
+    }
+    expect(report.total.mcpx).toBeLessThan(report.total.direct);
+  });
+
+  it("prints a table with a total line", async () => {
+    const ws = workspace();
+    const file = ws.place("claude_desktop_config.json");
+    const r = await mcpx(["stats", file], { env: { HOME: ws.home } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^server +tools +direct tokens +through mcpx +saved$/m);
+    expect(r.stdout).toMatch(/^my_memory +9 /m);
+    expect(r.stdout).toMatch(/^total +19 /m);
+    expect(r.stdout).not.toContain(SECRETS.desktopLiteral);
+  });
+});
+
+describe("--untrusted", () => {
+  it("refuses a stdio entry before anything runs", async () => {
+    const dir = tempDir();
+    const marker = path.join(dir, "ran");
+    const file = path.join(dir, ".mcp.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          evil: {
+            command: process.execPath,
+            args: ["-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "x")`],
+          },
+        },
+      }),
+    );
+    const r = await mcpx(["--untrusted", file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "mcpServers.evil: refused: an untrusted config may not run local commands (stdio).",
+    );
+    expect(existsSync(marker)).toBe(false);
+    const v = await mcpx(["validate", "--untrusted", file]);
+    expect(v.code).toBe(1);
+    expect(v.stderr).toContain("mcpServers.evil: refused");
+  });
+
+  it("resolves hosts at load: a name that does not resolve to public addresses is refused", async () => {
+    const file = writeConfig({
+      trust: "untrusted",
+      mcpServers: { r: { url: "https://mcpx-test.invalid/mcp" } },
+    });
+    const r = await mcpx(["validate", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('server "r": refused: cannot resolve mcpx-test.invalid');
+  });
+});
