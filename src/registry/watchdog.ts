@@ -82,6 +82,9 @@ export class Watchdog {
         child.once("error", () => resolve());
       }
     });
+    // Unref'd while it guards; waiting for its exit must keep the event loop alive, or a command
+    // that awaits close() (stats, validate --connect) ends before its output is written.
+    child.ref();
     child.stdin?.end();
     await exited;
   }
