@@ -14,6 +14,7 @@ import {
 } from "quickjs-emscripten-core";
 import type { LimitName } from "./limits.js";
 import {
+  engineLimit,
   internalError,
   limitError,
   neverSettles,
@@ -135,17 +136,26 @@ export class EngineRun {
   private install(): boolean {
     const { ctx } = this;
     const installer = ctx.evalCode(PRELUDE, PRELUDE_FILE);
-    if (installer.error) return this.failWith(installer.error);
+    if (installer.error) return this.setupFailed(installer.error);
     const description = ctx.newString(JSON.stringify(this.job.servers));
     const hostCall = ctx.newFunction("hostCall", (s, t, a) => this.onCall(s, t, a));
     const hostLog = ctx.newFunction("hostLog", (line) => this.onLog(line));
     const result = ctx.callFunction(installer.value, ctx.undefined, description, hostCall, hostLog);
     for (const h of [installer.value, description, hostCall, hostLog]) h.dispose();
-    if (result.error) return this.failWith(result.error);
+    if (result.error) return this.setupFailed(result.error);
     this.encode = ctx.getProp(result.value, 0);
     this.describe = ctx.getProp(result.value, 1);
     result.value.dispose();
     return true;
+  }
+
+  /** The prelude itself failed: with sane limits only a bug of ours does that. */
+  private setupFailed(error: QuickJSHandle): false {
+    const what = this.ctx.dump(error) as { message?: unknown } | undefined;
+    error.dispose();
+    return this.end(
+      internalError(`the script's context could not be set up: ${String(what?.message)}`),
+    );
   }
 
   /** Evaluates the wrapped script as JavaScript, and as TypeScript if it does not parse. */
@@ -155,7 +165,7 @@ export class EngineRun {
     if (!first.error) return this.setMain(first.value);
     if (this.shouldInterrupt()) return this.failWith(first.error);
     const asJs = this.read(first.error);
-    if (asJs.name !== "SyntaxError") return this.failWith(asJs);
+    if (asJs.name !== "SyntaxError" || engineLimit(asJs)) return this.failWith(asJs);
     const stripped = this.io.strip(wrapped, this.errorCtx.lines);
     if (!stripped.ok) {
       const note = stripped.unsupported ? TS_UNSUPPORTED : undefined;
@@ -284,8 +294,8 @@ export class EngineRun {
   }
 
   /** Ends the run with the stop reason; `error` (the interrupt's exception) gives the position. */
-  private finishStopped(error?: QuickJSHandle): void {
-    const described = error ? this.read(error) : undefined;
+  private finishStopped(error?: QuickJSHandle | DescribedError): void {
+    const described = error instanceof Lifetime ? this.read(error) : error;
     // An interrupt reports the start of the function it stopped, not the line it was on.
     const position =
       described && described.message !== "interrupted"
@@ -301,12 +311,18 @@ export class EngineRun {
 
   /** Ends the run with what the script threw (a handle, disposed here, or already read). */
   private failWith(error: QuickJSHandle | DescribedError): false {
-    const handle = error instanceof Lifetime ? error : undefined;
     if (this.shouldInterrupt()) {
-      this.finishStopped(handle);
+      this.finishStopped(error);
       return false;
     }
-    const described = handle ? this.read(handle) : (error as DescribedError);
+    const described = error instanceof Lifetime ? this.read(error) : error;
+    if (described.name === "InternalError" && described.message === "interrupted") {
+      // An interrupt nobody asked for: calling the interrupt handler itself failed, which only
+      // happens when V8's stack is exhausted under a deep QuickJS recursion.
+      this.stopReason = "stackBytes";
+      this.finishStopped(described);
+      return false;
+    }
     this.end(thrownError(described, this.errorCtx));
     return false;
   }

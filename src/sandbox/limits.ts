@@ -54,6 +54,14 @@ const MINIMUM: Readonly<SandboxLimits> = Object.freeze({
   logBytes: 0,
 });
 
+/**
+ * Upper bounds. QuickJS's stack lives in a 5 MiB region of its WebAssembly memory: a budget past
+ * it would let a deep recursion write over the engine's own data before QuickJS noticed.
+ */
+const MAXIMUM: Partial<Readonly<SandboxLimits>> = Object.freeze({
+  stackBytes: 4 * 1024 * 1024,
+});
+
 const WHAT: Record<LimitName, (value: number) => string> = {
   timeMs: (v) => `ran longer than its wall-time limit of ${v} ms`,
   memoryBytes: (v) => `ran out of memory: its limit is ${formatBytes(v)}`,
@@ -94,9 +102,13 @@ export function resolveLimits(overrides: Partial<SandboxLimits> = {}): SandboxLi
         `Unknown sandbox limit "${String(name)}"; the limits are ${Object.keys(DEFAULT_LIMITS).join(", ")}.`,
       );
     }
-    if (!Number.isSafeInteger(value) || value < MINIMUM[name]) {
+    const max = MAXIMUM[name] ?? Number.MAX_SAFE_INTEGER;
+    if (!Number.isSafeInteger(value) || value < MINIMUM[name] || value > max) {
+      const range = MAXIMUM[name]
+        ? `from ${MINIMUM[name]} to ${max}`
+        : `of at least ${MINIMUM[name]}`;
       throw new RangeError(
-        `Sandbox limit ${name} must be an integer of at least ${MINIMUM[name]}; got ${String(value)}.`,
+        `Sandbox limit ${name} must be an integer ${range}; got ${String(value)}.`,
       );
     }
     limits[name] = value;

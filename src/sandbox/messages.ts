@@ -66,9 +66,14 @@ export function limitError(limit: LimitName, ctx: ErrorContext, position?: Posit
   return withPosition({ kind: "limit", message, limit }, position);
 }
 
-/** QuickJS reports its own limits as these errors (catchable by the script, fatal if not). */
-function engineLimit(e: DescribedError): LimitName | undefined {
-  if (e.name !== "InternalError" && e.name !== "RangeError") return undefined;
+/**
+ * QuickJS reports its own limits as these errors (catchable by the script, fatal if not); its
+ * parser reports a stack overflow as a SyntaxError.
+ */
+export function engineLimit(e: DescribedError): LimitName | undefined {
+  if (e.name !== "InternalError" && e.name !== "RangeError" && e.name !== "SyntaxError") {
+    return undefined;
+  }
   if (e.message === "out of memory") return "memoryBytes";
   if (e.message === "stack overflow") return "stackBytes";
   return undefined;

@@ -44,13 +44,13 @@ export interface Sandbox {
 }
 
 /**
- * The worker thread's stack. QuickJS counts its stack in WebAssembly memory, but each of its
- * frames also takes V8 stack: in the parser up to ~32 bytes for every byte QuickJS counts. 32 MB
- * keeps QuickJS's own check (a catchable `InternalError: stack overflow`) first up to
- * `stackBytes` of about 1 MiB; beyond that a V8 overflow is caught in the worker and reported as
- * the same limit.
+ * The worker thread's stack (address space; only pages in use take memory). QuickJS counts its
+ * stack in WebAssembly memory, but its frames also take V8 stack: in the parser up to ~32 bytes
+ * for every byte QuickJS counts. 40 × the largest `stackBytes` (4 MiB) keeps QuickJS's own check,
+ * a catchable `stack overflow` error, first; should V8's stack still run out, the worker
+ * catches that and reports the same limit.
  */
-const THREAD_STACK_MB = 32;
+const THREAD_STACK_MB = 160;
 /** The worker's own V8 heap: messages, logs, the result's text. Script data lives in WebAssembly. */
 const THREAD_HEAP_MB = 256;
 
