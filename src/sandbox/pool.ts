@@ -161,6 +161,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     run.start({
       flag: (value) => Atomics.store(w.stop, 0, value),
       post: (msg: ToWorker) => w.worker.postMessage(msg),
+      kill: () => kill(w),
     });
     // Answered (cancelled, or past a limit the host enforces) while the worker still holds the
     // script: it gets graceMs to confirm with `done`, else it is terminated and replaced.

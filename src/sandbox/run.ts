@@ -15,6 +15,8 @@ export interface RunHost {
   /** Sets the worker's stop flag (read by its interrupt handler). */
   flag(value: number): void;
   post(msg: RunMessage | { type: "stop"; id: number } | AnswerOut): void;
+  /** Ends the worker at once: it did not answer a stop within the grace period. */
+  kill(): void;
 }
 
 type AnswerOut =
@@ -101,12 +103,9 @@ export class ScriptRun {
     if (this.settled) return;
     this.stopWorker(STOP[limit]);
     this.timer = setTimeout(() => {
-      this.settle({
-        ok: false,
-        error: limitError(limit, this.errorCtx),
-        logs: [],
-        calls: this.calls,
-      });
+      // Stuck where QuickJS never polls for interrupts (a few built-ins loop in C).
+      this.settle({ ok: false, error: limitError(limit, this.errorCtx), logs: [], calls: this.calls });
+      this.host?.kill();
     }, this.graceMs);
   }
 

@@ -205,6 +205,20 @@ describe("runaway scripts", () => {
     await expect.poll(() => host.aborted).toEqual(["hang"]);
   });
 
+  it("a built-in that never polls for interrupts is ended by terminating its worker, which is replaced", async () => {
+    const host = toolHost();
+    // Array#join walks all 2^32-1 slots in C without checking the interrupt flag.
+    const out = await contained(
+      'await servers.a.started();\nreturn new Array(2 ** 32 - 1).join("").length;',
+      host,
+      { run: { limits: { timeMs: 1_000 } }, started: true, outlasts: true },
+    );
+    expect(out).toMatchObject({ ok: false, error: { kind: "limit", limit: "timeMs" } });
+    expect(await sandbox.run("return 'replaced';", host.options())).toMatchObject({
+      value: "replaced",
+    });
+  });
+
   it("deep recursion is stopped at the stack limit", async () => {
     const out = await contained(
       "function down(n) {\n  return down(n + 1) + 1;\n}\nreturn down(0);",
