@@ -104,7 +104,12 @@ export class ScriptRun {
     this.stopWorker(STOP[limit]);
     this.timer = setTimeout(() => {
       // Stuck where QuickJS never polls for interrupts (a few built-ins loop in C).
-      this.settle({ ok: false, error: limitError(limit, this.errorCtx), logs: [], calls: this.calls });
+      this.settle({
+        ok: false,
+        error: limitError(limit, this.errorCtx),
+        logs: [],
+        calls: this.calls,
+      });
       this.host?.kill();
     }, this.graceMs);
   }
