@@ -9,6 +9,7 @@ import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
 import { runLatencyBench } from "./latency.js";
+import { runSandboxBench } from "./sandbox.js";
 import { runStartupBench } from "./startup.js";
 import { runTokenBench } from "./tokens.js";
 import { ROOT } from "./upstreams.js";
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
   startup: runStartupBench,
+  sandbox: runSandboxBench,
 };
 
 const RESULTS = path.join(ROOT, "bench/RESULTS.md");

@@ -70,6 +70,8 @@ export class EngineRun {
   private finished = false;
   /** The engine failed inside WebAssembly: nothing in this runtime may be touched again. */
   private broken = false;
+  /** Set when the run ends: whether the QuickJS instance may serve another script. */
+  reusable = false;
   private main: QuickJSHandle | undefined;
   private encode: QuickJSHandle | undefined;
   private describe: QuickJSHandle | undefined;
@@ -375,13 +377,16 @@ export class EngineRun {
     }
   }
 
-  /** Reports the outcome once, then frees the runtime (unless it is broken). */
+  /** Frees the runtime (unless it is broken), then reports the outcome, once. */
   private end(error: ScriptError | undefined, json?: string): false {
     if (this.finished) return false;
     this.finished = true;
+    if (!this.broken) this.dispose();
+    // A script that exhausted memory or stack leaves the allocator at its most stressed: the
+    // worker renews the instance rather than trust it with the next caller's script.
+    this.reusable = !this.broken && error?.limit !== "memoryBytes" && error?.limit !== "stackBytes";
     const base = { logs: this.logs, calls: Math.min(this.calls, this.job.limits.calls) };
     this.io.finish(error ? { ok: false, error, ...base } : { ok: true, json, ...base });
-    if (!this.broken) this.dispose();
     return false;
   }
 
@@ -392,7 +397,8 @@ export class EngineRun {
       this.ctx.dispose();
       this.rt.dispose();
     } catch {
-      // A leaked handle only makes QuickJS assert on free; the module is discarded after the run.
+      // A leaked handle makes QuickJS abort on free, which ends the instance: renew it.
+      this.broken = true;
     }
   }
 }

@@ -1,20 +1,16 @@
 /**
- * Entry of an engine worker thread: runs one script at a time, each in a fresh QuickJS
- * WebAssembly instance (its own linear memory: nothing of one script survives into the next).
- * The next instance is made while the current script runs, so a script does not wait for it.
+ * Entry of an engine worker thread: runs one script at a time, each in a fresh QuickJS runtime
+ * and context (its own heap: no object, global or prototype of one script reaches the next).
+ * Runtimes share a QuickJS WebAssembly instance, which is renewed — off the script's path — after
+ * a script that broke it or exhausted memory or stack, once its memory has grown, and every
+ * RENEW_AFTER scripts. A fresh instance per script would isolate even freed bytes, but costs
+ * 2–150 ms each (V8 reserves address space per WebAssembly memory and collects garbage to
+ * reclaim it), far more than the whole script.
  */
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type CustomizeVariantOptions,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from "quickjs-emscripten-core";
 import { EngineRun } from "./engine.js";
 import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
+import { loadQuickJS } from "./quickjs.js";
 import { createStripper } from "./source.js";
 
 const port = parentPort;
@@ -22,28 +18,15 @@ if (!port) throw new Error("src/sandbox/worker.ts runs only as a worker thread (
 const { stop } = workerData as WorkerInit;
 const post = (msg: FromWorker) => port.postMessage(msg);
 
-/** The QuickJS build: the original (bellard) engine, synchronous (not asyncify), release. */
-const VARIANT = "@jitl/quickjs-wasmfile-release-sync";
+/** Scripts one instance serves at most, however clean they were. */
+const RENEW_AFTER = 256;
+/** An instance whose memory grew past this is renewed: WebAssembly memory never shrinks. */
+const RENEW_ABOVE_BYTES = 32 * 1024 * 1024;
 
-type CompiledWasm = NonNullable<Exclude<CustomizeVariantOptions["wasmModule"], () => unknown>>;
-/** Node's WebAssembly global; the project's TypeScript libs (ES2023, no DOM) do not declare it. */
-const wasm = (
-  globalThis as unknown as { WebAssembly: { compile(b: Buffer): Promise<CompiledWasm> } }
-).WebAssembly;
-
-/** Compiles QuickJS once per worker; each instance of it then costs ~2 ms, not ~10. */
-async function loadEngine(): Promise<() => Promise<QuickJSWASMModule>> {
-  const require = createRequire(import.meta.url);
-  // The variant's type declarations describe its CommonJS build, so load that one.
-  const variant = (require(VARIANT) as { default: QuickJSSyncVariant }).default;
-  const wasmModule = await wasm.compile(await readFile(require.resolve(`${VARIANT}/wasm`)));
-  const compiled = newVariant(variant, { wasmModule });
-  return () => newQuickJSWASMModuleFromVariant(compiled);
-}
-
-const instantiate = await loadEngine();
+const instantiate = await loadQuickJS();
 const strip = createStripper();
-let next = instantiate();
+let instance = instantiate();
+let served = 0;
 let current: { id: number; run: EngineRun } | undefined;
 
 /** Messages are handled one after another: a run starts only once its instance is ready. */
@@ -54,15 +37,19 @@ port.on("message", (msg: ToWorker) => {
 
 async function handle(msg: ToWorker): Promise<void> {
   if (msg.type === "run") {
-    const module = await next;
-    next = instantiate();
+    const quickjs = await instance;
+    served += 1;
     const id = msg.id;
-    const run = new EngineRun(module, msg, {
+    const run = new EngineRun(quickjs.module, msg, {
       stop,
       strip,
       postCall: (call, server, tool, args) => post({ type: "call", id, call, server, tool, args }),
       finish: (outcome) => {
         if (current?.id === id) current = undefined;
+        if (!run.reusable || served >= RENEW_AFTER || quickjs.memoryBytes() > RENEW_ABOVE_BYTES) {
+          instance = instantiate();
+          served = 0;
+        }
         post({ type: "done", id, outcome });
       },
     });
@@ -75,5 +62,5 @@ async function handle(msg: ToWorker): Promise<void> {
   else current.run.stop();
 }
 
-await next;
+await instance;
 post({ type: "ready" });

@@ -202,6 +202,35 @@ describe("isolation between scripts", () => {
   });
 });
 
+describe("one worker, many scripts", () => {
+  it("serves the next script after one that exhausted memory or stack, and after hundreds", async () => {
+    const one = createSandbox({ maxWorkers: 1 });
+    try {
+      const host = toolHost();
+      const bomb = await one.run(
+        "const a = [];\nwhile (true) a.push([a]);",
+        host.options({
+          limits: { memoryBytes: 4 * 1024 * 1024 },
+        }),
+      );
+      expect(bomb).toMatchObject({ ok: false, error: { limit: "memoryBytes" } });
+      const deep = await one.run("const f = () => f();\nf();", host.options());
+      expect(deep).toMatchObject({ ok: false, error: { limit: "stackBytes" } });
+      // Past the number of scripts after which a worker renews its QuickJS instance.
+      for (let i = 0; i < 300; i++) {
+        const out = await one.run(
+          `const prior = globalThis.seen ?? 0;\nglobalThis.seen = 1;\nreturn ${i} + prior;`,
+          host.options(),
+        );
+        expect(out).toMatchObject({ ok: true, value: i });
+      }
+      expect(one.stats().workers).toBe(1);
+    } finally {
+      await one.close();
+    }
+  });
+});
+
 describe("cancellation", () => {
   it("stops a script waiting on a call and cancels that call", async () => {
     const host = toolHost();

@@ -2,13 +2,12 @@
  * The sandbox's parts without worker threads: limits, positions, messages, the host side of a
  * run, and the engine itself in this thread (whose small V8 stack lets a test reach the guard).
  */
-import { createRequire } from "node:module";
-import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
 import { describe, expect, it } from "vitest";
 import { EngineRun } from "../../src/sandbox/engine.js";
 import { DEFAULT_LIMITS, limitMessage, resolveLimits } from "../../src/sandbox/limits.js";
 import { thrownError, toolRef } from "../../src/sandbox/messages.js";
 import { STOP, type ToWorker, type WorkerOutcome } from "../../src/sandbox/protocol.js";
+import { loadQuickJS } from "../../src/sandbox/quickjs.js";
 import { ScriptRun } from "../../src/sandbox/run.js";
 import { createStripper, positionInStack, wrapScript } from "../../src/sandbox/source.js";
 import { toolHost } from "../helpers/sandbox.js";
@@ -138,12 +137,10 @@ describe("the host side of a run", () => {
 });
 
 describe("the engine, in this thread", () => {
-  const VARIANT = "@jitl/quickjs-wasmfile-release-sync";
-  const variant = (createRequire(import.meta.url)(VARIANT) as { default: QuickJSSyncVariant })
-    .default;
+  const instantiate = loadQuickJS();
 
   async function runHere(script: string, limits = DEFAULT_LIMITS): Promise<WorkerOutcome> {
-    const module = await newQuickJSWASMModuleFromVariant(variant);
+    const { module } = await (await instantiate)();
     let outcome: WorkerOutcome | undefined;
     const job = {
       type: "run" as const,
