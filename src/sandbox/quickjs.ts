@@ -18,15 +18,14 @@ const VARIANT = "@jitl/quickjs-wasmfile-release-sync";
 /** The build's own memory bounds, in 64 KiB pages: 16 MiB to start, 2 GiB at most. */
 const PAGES = { initial: 256, maximum: 32768 };
 
-type Loaded<K extends keyof CustomizeVariantOptions> = NonNullable<
-  Exclude<CustomizeVariantOptions[K], () => unknown>
->;
-type WasmMemory = Loaded<"wasmMemory"> & { buffer: { byteLength: number } };
-
-/** Node's WebAssembly global; the project's TypeScript libs (ES2023, no DOM) do not declare it. */
+/**
+ * Node's WebAssembly global, typed as far as this file uses it: the project's TypeScript libs
+ * (ES2023, no DOM) do not declare it, so quickjs-emscripten's options that name its types do not
+ * resolve either, hence the cast where they meet.
+ */
 interface WebAssemblyApi {
-  compile(bytes: Buffer): Promise<Loaded<"wasmModule">>;
-  Memory: new (limits: { initial: number; maximum: number }) => WasmMemory;
+  compile(bytes: Buffer): Promise<object>;
+  Memory: new (limits: { initial: number; maximum: number }) => { readonly buffer: ArrayBuffer };
 }
 
 /** One QuickJS instance: its own linear memory, which a worker watches to know when to renew. */
@@ -45,9 +44,8 @@ export async function loadQuickJS(): Promise<() => Promise<QuickJSInstance>> {
   const wasmModule = await wasm.compile(await readFile(require.resolve(`${VARIANT}/wasm`)));
   return async () => {
     const memory = new wasm.Memory(PAGES);
-    const module = await newQuickJSWASMModuleFromVariant(
-      newVariant(variant, { wasmModule, wasmMemory: memory }),
-    );
+    const options = { wasmModule, wasmMemory: memory } as unknown as CustomizeVariantOptions;
+    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, options));
     return { module, memoryBytes: () => memory.buffer.byteLength };
   };
 }
