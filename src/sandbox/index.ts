@@ -28,6 +28,15 @@
  *   `signal` aborts when the script ends, so calls still out are cancelled.
  * - `value` is `undefined` when the script returns nothing; otherwise plain JSON data, parsed on
  *   the main thread from the script's JSON text (so never a sandbox object).
+ * - The script is tried as JavaScript first; only if it does not parse are its TypeScript types
+ *   stripped (amaro, strip-only: positions unchanged; no enum or namespace). A script valid in
+ *   both reads as JavaScript: `f<T>(x)` is then two comparisons, so scripts should not pass
+ *   type arguments.
+ * - Isolation: each script gets a fresh QuickJS runtime and context in a worker thread that has
+ *   no environment variables; the worker renews its WebAssembly instance after a script that
+ *   broke it or exhausted memory or stack. Limits are enforced inside (interrupt handler, QuickJS
+ *   memory and stack limits, call/result/log counts) and from the main thread (a deadline timer,
+ *   the call count, a shared stop flag, and `worker.terminate()` when a stop goes unanswered).
  * - `ScriptError.kind`: `syntax` | `runtime` | `limit` (with `limit`) | `cancelled` | `internal`;
  *   `message` is complete (what, the script's own line and column, the inner call that failed,
  *   what to do next); `line`/`column`/`call` carry the same facts for the integration.

@@ -287,6 +287,21 @@ describe("cancellation", () => {
 });
 
 describe("close", () => {
+  it("ends idle workers after idleMs, keeping one warm", async () => {
+    const pool = createSandbox({ maxWorkers: 2, idleMs: 50 });
+    try {
+      const host = toolHost();
+      host.barrier(2);
+      const both = [1, 2].map(() => pool.run("return servers.a.barrier();", host.options()));
+      expect((await Promise.all(both)).every((o) => o.ok)).toBe(true);
+      expect(pool.stats().workers).toBe(2);
+      await expect.poll(() => pool.stats().workers, { timeout: 5_000 }).toBe(1);
+      expect(await pool.run("return 'warm';", host.options())).toMatchObject({ value: "warm" });
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("cancels running scripts, ends every worker thread, and refuses new scripts", async () => {
     const before = threadCount();
     const pool = createSandbox({ maxWorkers: 3 });
