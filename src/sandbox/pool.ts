@@ -173,14 +173,23 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     });
   }
 
+  /** The first script in line that still wants to run (a cancelled one leaves the line). */
+  function nextInLine(): ScriptRun | undefined {
+    let run = queue.shift();
+    while (run?.done) run = queue.shift();
+    return run;
+  }
+
   function dispatch(): void {
-    while (queue.length > 0 && queue[0]!.done) queue.shift();
     for (const w of workers) {
-      if (queue.length === 0) return;
-      if (w.ready && !w.run) assign(w, queue.shift()!);
+      if (!w.ready || w.run) continue;
+      const run = nextInLine();
+      if (!run) return;
+      assign(w, run);
     }
+    const waiting = queue.filter((r) => !r.done).length;
     const starting = [...workers].filter((w) => !w.ready).length;
-    const wanted = Math.min(queue.length - starting, maxWorkers - workers.size);
+    const wanted = Math.min(waiting - starting, maxWorkers - workers.size);
     for (let i = 0; i < wanted; i++) spawn();
   }
 
