@@ -20,6 +20,7 @@ import {
   neverSettles,
   notJson,
   syntaxError,
+  syntaxFrom,
   thrownError,
   cancelledError,
   type DescribedError,
@@ -52,9 +53,6 @@ const FLAG_REASON: Record<number, StopReason> = {
 const HELPER_MS = 100;
 /** Memory the helpers may use beyond the limit, so a script stopped out of memory can be described. */
 const HELPER_BYTES = 1024 * 1024;
-
-const TS_UNSUPPORTED =
-  "Only TypeScript whose types can simply be removed runs here: no enum, namespace or parameter properties (use plain objects and functions).";
 
 export class EngineRun {
   private readonly rt: QuickJSRuntime;
@@ -170,8 +168,7 @@ export class EngineRun {
     if (asJs.name !== "SyntaxError" || engineLimit(asJs)) return this.failWith(asJs);
     const stripped = this.io.strip(wrapped, this.errorCtx.lines);
     if (!stripped.ok) {
-      const note = stripped.unsupported ? TS_UNSUPPORTED : undefined;
-      return this.end(syntaxError(stripped.message, stripped.position, note));
+      return this.end(syntaxError(stripped.message, stripped.position, stripped.unsupported));
     }
     // Nothing was stripped: the script is JavaScript, and QuickJS's error stands.
     if (stripped.code === wrapped) return this.end(syntaxFrom(asJs, this.errorCtx.lines));
@@ -401,8 +398,4 @@ export class EngineRun {
       this.broken = true;
     }
   }
-}
-
-function syntaxFrom(e: DescribedError, lines: number): ScriptError {
-  return syntaxError(e.message ?? "invalid syntax", positionInStack(e.stack, lines));
 }

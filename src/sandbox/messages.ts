@@ -46,15 +46,27 @@ function withPosition(error: ScriptError, position: Position | undefined): Scrip
   return position ? { ...error, line: position.line, column: position.column } : error;
 }
 
-/** The script does not parse. `note` adds a hint (e.g. for TypeScript the stripper refuses). */
-export function syntaxError(message: string, position?: Position, note?: string): ScriptError {
-  const hint =
-    note ??
-    "The script runs as the body of an async function, in JavaScript or in TypeScript whose types are stripped.";
+const SYNTAX_HINT =
+  "The script runs as the body of an async function, in JavaScript or in TypeScript whose types are stripped.";
+const TS_UNSUPPORTED =
+  "Only TypeScript whose types can simply be removed runs here: no enum, namespace or parameter properties (use plain objects and functions).";
+
+/** The script does not parse; `unsupported`: it is TypeScript the stripper cannot remove. */
+export function syntaxError(
+  message: string,
+  position?: Position,
+  unsupported = false,
+): ScriptError {
+  const hint = unsupported ? TS_UNSUPPORTED : SYNTAX_HINT;
   return withPosition(
     { kind: "syntax", message: `SyntaxError${at(position)}: ${sentence(message)} ${hint}` },
     position,
   );
+}
+
+/** QuickJS's own SyntaxError, read by the prelude. */
+export function syntaxFrom(e: DescribedError, lines: number): ScriptError {
+  return syntaxError(e.message ?? "invalid syntax", positionInStack(e.stack, lines));
 }
 
 /** The script went past `limit`; `position` is where it was stopped, when known. */
