@@ -91,6 +91,30 @@ export default tseslint.config(
     },
   },
   {
+    // Code mode's sandbox is a leaf the executor calls through its index: no SDK, and nothing
+    // of the rest of src but the errors and logger leaves.
+    files: ["src/sandbox/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["../*", "!../errors.js", "!../logger.js"],
+              message:
+                "src/sandbox is a leaf: from the rest of src it imports only errors and logger.",
+            },
+            {
+              group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+              message:
+                "Only the transport factory, the upstream connection and src/server/ import the SDK.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["test/**", "bench/**", "*.js"],
     rules: { "no-console": "off" },
   },

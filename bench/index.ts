@@ -9,6 +9,7 @@ import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
 import { runLatencyBench } from "./latency.js";
+import { runSandboxBench } from "./sandbox.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens.js";
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   latency: runLatencyBench,
   startup: runStartupBench,
   memory: runMemoryBench,
+  sandbox: runSandboxBench,
 };
 
 const RESULTS = path.join(ROOT, "bench/RESULTS.md");

@@ -1,0 +1,240 @@
+/**
+ * The sandbox: a bounded pool of engine worker threads, each running one script at a time in a
+ * fresh QuickJS instance. The main thread only routes messages and inner calls, so a script that
+ * spins, allocates or recurses never delays anyone else's calls; a worker that stops answering
+ * is terminated from here and replaced.
+ */
+import os from "node:os";
+import { Worker } from "node:worker_threads";
+import type { Logger } from "../logger.js";
+import { resolveLimits } from "./limits.js";
+import { internalError } from "./messages.js";
+import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
+import { ScriptRun } from "./run.js";
+import type { RunOptions, ScriptOutcome } from "./types.js";
+
+/** How the pool is sized and how it treats its workers. */
+export interface SandboxOptions {
+  /** Scripts running at once; more wait in line, in order. Default: 4. */
+  maxWorkers?: number;
+  /** A worker idle this long ends (one is kept warm). Default: 30,000 ms. */
+  idleMs?: number;
+  /**
+   * How long a stopped script's worker has to confirm it let go, before it is terminated (and a
+   * script past its wall time to report it, before the host answers for it). Default: 1,000 ms.
+   */
+  graceMs?: number;
+  /** Where the workers' own stdout/stderr lines go (WebAssembly aborts print there). */
+  logger?: Logger;
+}
+
+/** Runs scripts. One per proxy, made by the composition root and closed at shutdown. */
+export interface Sandbox {
+  /**
+   * Runs `script` (JavaScript, or TypeScript whose types are stripped) as the body of an async
+   * function whose scope holds `servers` (see RunOptions.servers) and `console`. Never rejects:
+   * every failure is an outcome with `ok: false`. Options that are bugs of the caller (a bad
+   * limit) throw a RangeError synchronously.
+   */
+  run(script: string, options: RunOptions): Promise<ScriptOutcome>;
+  /** Cancels every script (answering `cancelled`), ends every worker and waits for them to exit. */
+  close(): Promise<void>;
+  /** Workers alive, scripts running, scripts waiting for a worker. */
+  stats(): { workers: number; busy: number; queued: number };
+}
+
+/**
+ * The worker thread's stack (address space; only pages in use take memory). QuickJS counts its
+ * stack in WebAssembly memory, but its frames also take V8 stack: in the parser up to ~32 bytes
+ * for every byte QuickJS counts. 40 × the largest `stackBytes` (4 MiB) keeps QuickJS's own check,
+ * a catchable `stack overflow` error, first; should V8's stack still run out, the worker
+ * catches that and reports the same limit.
+ */
+const THREAD_STACK_MB = 160;
+/** The worker's own V8 heap: messages, logs, the result's text. Script data lives in WebAssembly. */
+const THREAD_HEAP_MB = 256;
+
+interface EngineWorker {
+  worker: Worker;
+  stop: Int32Array;
+  ready: boolean;
+  run: ScriptRun | undefined;
+  idleTimer: NodeJS.Timeout | undefined;
+  graceTimer: NodeJS.Timeout | undefined;
+  exited: Promise<void>;
+}
+
+/** Creates a sandbox. Workers start on demand; nothing runs until the first script. */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const maxWorkers = options.maxWorkers ?? Math.min(4, Math.max(2, os.availableParallelism()));
+  const idleMs = options.idleMs ?? 30_000;
+  const graceMs = options.graceMs ?? 1_000;
+  const workers = new Set<EngineWorker>();
+  const queue: ScriptRun[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  function spawn(): EngineWorker {
+    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const entry = workerEntry();
+    const worker = new Worker(entry.filename, {
+      eval: entry.eval,
+      workerData: { stop } satisfies WorkerInit,
+      // The thread gets no environment (no secret can be read there) and no inherited flags.
+      env: {},
+      execArgv: [],
+      stdout: true,
+      stderr: true,
+      resourceLimits: { stackSizeMb: THREAD_STACK_MB, maxOldGenerationSizeMb: THREAD_HEAP_MB },
+    });
+    const w: EngineWorker = {
+      worker,
+      stop,
+      ready: false,
+      run: undefined,
+      idleTimer: undefined,
+      graceTimer: undefined,
+      exited: new Promise((resolve) => worker.once("exit", () => resolve())),
+    };
+    for (const stream of [worker.stdout, worker.stderr]) {
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) =>
+        options.logger?.warn(`sandbox worker: ${chunk.trimEnd()}`),
+      );
+    }
+    worker.on("message", (msg: FromWorker) => onMessage(w, msg));
+    worker.on("error", (err) => lost(w, `worker error: ${err.message}`));
+    worker.on("exit", (code) => lost(w, `worker exited with code ${code}`));
+    workers.add(w);
+    return w;
+  }
+
+  function onMessage(w: EngineWorker, msg: FromWorker): void {
+    if (msg.type === "ready") {
+      w.ready = true;
+      return dispatch();
+    }
+    const run = w.run;
+    if (!run || run.id !== msg.id) return;
+    run.receive(msg);
+    if (msg.type === "done") {
+      release(w);
+      dispatch();
+    }
+  }
+
+  /** The worker is gone (crashed, or terminated): its script fails, and it leaves the pool. */
+  function lost(w: EngineWorker, reason: string): void {
+    if (!workers.delete(w)) return;
+    clearTimeout(w.idleTimer);
+    clearTimeout(w.graceTimer);
+    w.run?.fail(internalError(reason));
+    w.run = undefined;
+    if (closed) return;
+    // A worker that cannot even start fails the script that waited for it, so a broken
+    // install answers every script with its reason instead of respawning forever.
+    if (!w.ready) queue.find((r) => !r.done)?.fail(internalError(reason));
+    dispatch();
+  }
+
+  function kill(w: EngineWorker): void {
+    lost(w, "worker terminated");
+    void w.worker.terminate();
+  }
+
+  function release(w: EngineWorker): void {
+    clearTimeout(w.graceTimer);
+    w.run = undefined;
+    w.worker.unref();
+    clearTimeout(w.idleTimer);
+    w.idleTimer = setTimeout(() => {
+      const idle = [...workers].filter((x) => x.ready && !x.run);
+      if (!w.run && idle.length > 1) kill(w);
+    }, idleMs);
+    w.idleTimer.unref();
+  }
+
+  function assign(w: EngineWorker, run: ScriptRun): void {
+    clearTimeout(w.idleTimer);
+    w.run = run;
+    w.worker.ref();
+    run.start({
+      flag: (value) => Atomics.store(w.stop, 0, value),
+      post: (msg: ToWorker) => w.worker.postMessage(msg),
+      kill: () => kill(w),
+    });
+    // Answered (cancelled, or past a limit the host enforces) while the worker still holds the
+    // script: it gets graceMs to confirm with `done`, else it is terminated and replaced.
+    void run.answer.then(() => {
+      if (w.run !== run) return;
+      w.graceTimer = setTimeout(() => {
+        if (w.run === run) kill(w);
+      }, graceMs);
+    });
+  }
+
+  /** The first script in line that still wants to run (a cancelled one leaves the line). */
+  function nextInLine(): ScriptRun | undefined {
+    let run = queue.shift();
+    while (run?.done) run = queue.shift();
+    return run;
+  }
+
+  function dispatch(): void {
+    for (const w of workers) {
+      if (!w.ready || w.run) continue;
+      const run = nextInLine();
+      if (!run) return;
+      assign(w, run);
+    }
+    const waiting = queue.filter((r) => !r.done).length;
+    const starting = [...workers].filter((w) => !w.ready).length;
+    const wanted = Math.min(waiting - starting, maxWorkers - workers.size);
+    for (let i = 0; i < wanted; i++) spawn();
+  }
+
+  return {
+    run(script, runOptions) {
+      const limits = resolveLimits(runOptions.limits);
+      const run = new ScriptRun(nextId++, script, runOptions, limits, graceMs);
+      if (closed) run.cancel(true);
+      else {
+        queue.push(run);
+        dispatch();
+      }
+      return run.answer;
+    },
+
+    async close() {
+      closed = true;
+      for (const run of queue.splice(0)) run.cancel(true);
+      const all = [...workers];
+      for (const w of all) w.run?.cancel(true);
+      await Promise.all(all.map((w) => w.worker.terminate().then(() => w.exited)));
+    },
+
+    stats() {
+      const all = [...workers];
+      return {
+        workers: all.length,
+        busy: all.filter((w) => w.run).length,
+        queued: queue.filter((r) => !r.done).length,
+      };
+    },
+  };
+}
+
+/**
+ * The worker's entry: `worker.js` beside this file once built. Run from source (tests, bench),
+ * the thread first registers tsx, the TypeScript loader the dev tooling already uses.
+ */
+function workerEntry(): { filename: string | URL; eval: boolean } {
+  const self = import.meta.url;
+  if (!self.endsWith(".ts")) return { filename: new URL("./worker.js", self), eval: false };
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  const entry = JSON.stringify(new URL("./worker.ts", self).href);
+  return {
+    filename: `import(${tsx}).then((m) => { m.register(); return import(${entry}); })`,
+    eval: true,
+  };
+}
