@@ -97,6 +97,11 @@ export interface Config {
   callers: Record<string, string>;
   /** Present when HTTP clients must present a bearer token. */
   auth?: AuthConfig;
+  /**
+   * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
+   * derived from the config's content.
+   */
+  sessionSecret?: string;
 }
 
 export const DEFAULTS = {
