@@ -1,14 +1,18 @@
-/** Helpers that run the built `mcpx` as a user would: a child process, spoken to by the real SDK client. */
+/**
+ * Helpers that run the built `mcpx` as a user would: a child process, spoken to by the real SDK
+ * (v2) client of either protocol era.
+ */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { newClient, type Era } from "./clients.js";
 import { tempDir } from "./temp.js";
 
 export { tempDir } from "./temp.js";
+export { ERAS, newClient, onToolsChanged, type Era } from "./clients.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const MCPX = path.join(ROOT, "dist/index.js");
@@ -35,6 +39,8 @@ export function writeConfig(config: unknown, dir = tempDir()): string {
 
 export interface Running {
   client: Client;
+  /** The protocol era the client speaks. */
+  era: Era;
   /** The mcpx process id. */
   pid: number;
   /** Everything mcpx wrote to stderr so far. */
@@ -63,9 +69,11 @@ export interface StartOptions {
    * initialize at once and discovers in the background; most tests want the settled catalog.
    */
   waitReady?: boolean;
+  /** The client's protocol era (default "modern": 2026-07-28). */
+  era?: Era;
 }
 
-/** Start `mcpx <config>` over stdio and connect the SDK client to it. */
+/** Start `mcpx <config>` over stdio and connect an SDK client of `options.era` to it. */
 export async function startStdio(
   configFile: string,
   extraArgs: string[] = [],
@@ -79,7 +87,8 @@ export async function startStdio(
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  const era = options.era ?? "modern";
+  const client = newClient(era);
   const protocolErrors: Error[] = [];
   await client.connect(transport);
   // Anything on stdout that is not JSON-RPC would surface here.
@@ -89,6 +98,7 @@ export async function startStdio(
   if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
+    era,
     pid,
     stderr: () => stderr + protocolErrors.map((e) => `\nPROTOCOL ERROR: ${e.message}`).join(""),
     close: () => client.close(),
@@ -101,8 +111,8 @@ export interface RunningHttp extends Running {
 }
 
 /**
- * Start `mcpx <config> --port N` and connect the SDK client over streamable HTTP, sending
- * `headers` with every request (e.g. Authorization).
+ * Start `mcpx <config> --port N` and connect an SDK client of `options.era` over streamable
+ * HTTP, sending `headers` with every request (e.g. Authorization).
  */
 export async function startHttp(
   configFile: string,
@@ -124,13 +134,15 @@ export async function startHttp(
     });
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
   });
-  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  const era = options.era ?? "modern";
+  const client = newClient(era);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );
   if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
+    era,
     url,
     child,
     pid: child.pid!,
