@@ -225,7 +225,9 @@ export class LegacyEndpoint {
       end();
       return { response, server, end };
     }
-    return { response: whenEnded(response, end), server, end };
+    // toNodeHandler sends the status and headers with the first chunk only: without one, a
+    // client would wait for them until the first event or keep-alive (15 s).
+    return { response: whenEnded(response, end, ": open\n\n"), server, end };
   }
 }
 
@@ -244,8 +246,11 @@ function isEventStream(response: Response): boolean {
   return response.headers.get("content-type")?.includes("text/event-stream") === true;
 }
 
-/** `response` with `onEnd` called once when its body is fully read, fails, or is cancelled. */
-function whenEnded(response: Response, onEnd: () => void): Response {
+/**
+ * `response` with `onEnd` called once when its body is fully read, fails, or is cancelled;
+ * `first` (an SSE comment) goes out before the body.
+ */
+function whenEnded(response: Response, onEnd: () => void, first?: string): Response {
   if (response.body === null) {
     onEnd();
     return response;
@@ -259,6 +264,9 @@ function whenEnded(response: Response, onEnd: () => void): Response {
     }
   };
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first !== undefined) controller.enqueue(new TextEncoder().encode(first));
+    },
     async pull(controller) {
       try {
         const chunk = await reader.read();
