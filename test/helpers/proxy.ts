@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { newClient, type Era } from "./clients.js";
+import { MODERN_VERSION, newClient, type Era } from "./clients.js";
 import { tempDir } from "./temp.js";
 
 export { tempDir } from "./temp.js";
@@ -308,12 +308,59 @@ export const INITIALIZE = {
   },
 } as const;
 
+/** The `_meta` envelope every 2026-07-28 request carries. */
+export const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+} as const;
+
+/** A raw 2026-07-28 client's first request: server/discover (id 1). */
+export const DISCOVER = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "server/discover",
+  params: { _meta: ENVELOPE },
+} as const;
+
+/** The headers a 2026-07-28 request needs besides its body (`name`: the Mcp-Name of a call). */
+export function modernHeaders(method: string, name?: string): Record<string, string> {
+  return {
+    "mcp-protocol-version": MODERN_VERSION,
+    "mcp-method": method,
+    ...(name !== undefined && { "mcp-name": name }),
+  };
+}
+
 /** A raw HTTP POST of an initialize request, with any headers (Host included). */
 export function rawInitialize(
   url: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  const body = JSON.stringify(INITIALIZE);
+  return rawPost(url, INITIALIZE, headers);
+}
+
+/**
+ * A raw client's first request of `era` (2025: initialize; 2026-07-28: server/discover, with
+ * its headers), plus any headers (Host included).
+ */
+export function rawOpen(
+  url: string,
+  headers: Record<string, string>,
+  era: Era,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return era === "legacy"
+    ? rawInitialize(url, headers)
+    : rawPost(url, DISCOVER, { ...modernHeaders("server/discover"), ...headers });
+}
+
+/** A raw HTTP POST of `body` (JSON unless a string) with JSON-RPC's usual headers and `headers`. */
+export function rawPost(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -334,6 +381,6 @@ export function rawInitialize(
       },
     );
     req.on("error", reject);
-    req.end(body);
+    req.end(text);
   });
 }
