@@ -3,7 +3,7 @@
  * version, client info and capabilities, the token's caller) signed with HMAC-SHA256 and an
  * absolute expiry, so no replica keeps a session table another one would need to consult.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Config } from "../config/load.js";
 
 /** What a legacy session carries from its initialize to every later request. */
@@ -21,6 +21,9 @@ export interface SessionClaims {
   exp: number;
 }
 
+/** The claims and a random nonce: two clients alike, initializing at once, get two sessions. */
+type SignedClaims = SessionClaims & { n: string };
+
 /** Capabilities bigger than this are not carried (mcpx asks clients for nothing): headers stay small. */
 const MAX_CAPABILITIES_CHARS = 2_000;
 
@@ -30,7 +33,8 @@ export class SessionTokens {
 
   sign(claims: SessionClaims): string {
     const cc = JSON.stringify(claims.cc).length <= MAX_CAPABILITIES_CHARS ? claims.cc : {};
-    const body = Buffer.from(JSON.stringify({ ...claims, cc })).toString("base64url");
+    const signed: SignedClaims = { ...claims, cc, n: randomBytes(12).toString("base64url") };
+    const body = Buffer.from(JSON.stringify(signed)).toString("base64url");
     return `${body}.${this.mac(body).toString("base64url")}`;
   }
 
