@@ -54,6 +54,8 @@ export interface HttpHandle {
 
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 const DEFAULT_SESSION_MAX_AGE_MS = 24 * 3600_000;
+/** How long closing waits for ended streams to reach their clients before cutting connections. */
+const CLOSE_GRACE_MS = 1_000;
 /** Sessions one replica keeps state for (idle time, log level, stream); see legacy-sessions.ts. */
 const MAX_SESSIONS = 10_000;
 
@@ -109,10 +111,15 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       return legacy.sessionCount;
     },
     close: async () => {
-      // Stop accepting first, then end every stream (they keep sockets open).
+      // Stop accepting first, then end every stream: 2026-07-28 listeners get the graceful
+      // end of their subscription. Connections that do not finish soon are cut.
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
       legacy.close();
       await modern.close();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+      await Promise.race([closing, grace]);
+      clearTimeout(timer);
       server.closeAllConnections();
       await closing;
     },

@@ -1,5 +1,5 @@
 /** Downstream clients of both protocol eras: the SDK v2 client, pinned to 2026-07-28 or in its default 2025 mode. */
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type McpSubscription } from "@modelcontextprotocol/client";
 
 /** "modern" speaks 2026-07-28 (server/discover, per-request `_meta`); "legacy" the 2025 revisions (initialize). */
 export type Era = "modern" | "legacy";
@@ -22,9 +22,13 @@ export function newClient(era: Era, name = "mcpx-test"): Client {
  * unsolicited; a 2026-07-28 one opens a `subscriptions/listen` stream (resolved once the server
  * acknowledged it), closed with the client.
  */
-export async function onToolsChanged(client: Client, onChange: () => void): Promise<void> {
+export async function onToolsChanged(
+  client: Client,
+  onChange: () => void,
+): Promise<McpSubscription | undefined> {
   client.setNotificationHandler("notifications/tools/list_changed", () => onChange());
-  if (client.getProtocolEra() === "modern") await client.listen({ toolsListChanged: true });
+  if (client.getProtocolEra() !== "modern") return undefined;
+  return client.listen({ toolsListChanged: true });
 }
 
 /** The era the client negotiated. */
