@@ -13,6 +13,7 @@ import {
   newClient,
   onToolsChanged,
   rawOpen,
+  rawPost,
   runMcpx,
   startHttp,
   startHttpFixture,
@@ -283,6 +284,22 @@ describe.each(ERAS)("HTTP with bearer tokens, %s clients", (era) => {
       await client.close();
     }
   });
+
+  it.runIf(era === "legacy")(
+    "a session opened with one token is not found with another",
+    async () => {
+      const opened = await rawOpen(proxy.url, { authorization: `Bearer ${CI_TOKEN}` }, era);
+      const sid = opened.headers["mcp-session-id"] as string;
+      const list = (token: string) =>
+        rawPost(
+          proxy.url,
+          { jsonrpc: "2.0", id: 2, method: "tools/list" },
+          { authorization: `Bearer ${token}`, "mcp-session-id": sid },
+        );
+      expect((await list(CODE_TOKEN)).status).toBe(404);
+      expect((await list(CI_TOKEN)).status).toBe(200);
+    },
+  );
 
   it("never forwards the client's token upstream, and never logs it", async () => {
     const client = await connect(era, proxy.url, { Authorization: `Bearer ${CI_TOKEN}` });

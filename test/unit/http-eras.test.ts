@@ -5,7 +5,11 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
+import {
+  LOG_LEVEL_META_KEY,
+  StreamableHTTPClientTransport,
+  type Client,
+} from "@modelcontextprotocol/client";
 import { Client as Sdk1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as Sdk1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -182,6 +186,30 @@ describe("cache hints on tools/list", () => {
     const second = await client.listTools();
     expect(first.tools[0]?.description).not.toContain("beta");
     expect(second.tools[0]?.description).toContain("beta");
+  });
+});
+
+describe("upstream log messages over HTTP (2026-07-28)", () => {
+  it("come only when the request asks, at the level it names", async () => {
+    proxy = memoryProxy({ alpha: () => upstream("alpha") });
+    await proxy.start();
+    http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0 });
+    const client = await modernClient(http.url);
+    const logs: string[] = [];
+    client.setNotificationHandler("notifications/message", (n) => {
+      logs.push(n.params.level);
+    });
+    const call = (level?: string) =>
+      client.callTool({
+        name: "call",
+        arguments: { method: "alpha.read_file" },
+        ...(level !== undefined && { _meta: { [LOG_LEVEL_META_KEY]: level } }),
+      });
+    expect(text(await call())).toBe("alpha read_file");
+    expect(text(await call("warning"))).toBe("alpha read_file");
+    expect(logs).toEqual([]);
+    expect(text(await call("info"))).toBe("alpha read_file");
+    expect(logs).toEqual(["info"]);
   });
 });
 
