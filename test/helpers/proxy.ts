@@ -73,13 +73,22 @@ export interface StartOptions {
   era?: Era;
 }
 
+/**
+ * The SDK's stdio client transport, except that a 2026-07-28 client probes with
+ * `server/discover` on the process itself instead of on a throw-away sibling mcpx (the SDK spawns
+ * one only for its own class, which it recognizes by an own `_dispose` on the prototype): a
+ * sibling would start every upstream of the config once more, for nothing, in every test. mcpx
+ * answers the probe in place; the packaging test keeps the SDK's own way.
+ */
+class InPlaceStdioClientTransport extends StdioClientTransport {}
+
 /** Start `mcpx <config>` over stdio and connect an SDK client of `options.era` to it. */
 export async function startStdio(
   configFile: string,
   extraArgs: string[] = [],
   options: StartOptions = {},
 ): Promise<Running> {
-  const transport = new StdioClientTransport({
+  const transport = new InPlaceStdioClientTransport({
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
     stderr: "pipe",
