@@ -41,8 +41,10 @@ afterAll(async () => {
 /** A fetch that sends each request to the replica the last one did not go to. */
 function alternating() {
   const served: { replica: "a" | "b"; method: string; body: string }[] = [];
+  /** GET streams whose answer began: the replica holds them. */
+  const streams: ("a" | "b")[] = [];
   let next: "a" | "b" = "a";
-  const fetchImpl = (input: string | URL | Request, init?: RequestInit) => {
+  const fetchImpl = async (input: string | URL | Request, init?: RequestInit) => {
     const replica = next;
     next = next === "a" ? "b" : "a";
     const target = new URL(replica === "a" ? a.url : b.url);
@@ -53,9 +55,11 @@ function alternating() {
       method: init?.method ?? "GET",
       body: typeof init?.body === "string" ? init.body : "",
     });
-    return fetch(url, init);
+    const res = await fetch(url, init);
+    if ((init?.method ?? "GET") === "GET" && res.ok) streams.push(replica);
+    return res;
   };
-  return { fetch: fetchImpl, served };
+  return { fetch: fetchImpl, served, streams };
 }
 
 describe.each(ERAS)("two replicas, a %s client alternating between them", (era) => {
@@ -103,7 +107,7 @@ it("a 2025 session's list_changed reaches it through the replica holding its GET
     await onToolsChanged(client, () => {
       changed += 1;
     });
-    await eventually(() => lb.served.some((s) => s.method === "GET"), 10_000, "the GET stream");
+    await eventually(() => lb.streams.length > 0, 10_000, "the GET stream");
     // Both replicas reload the same file; the one holding the stream tells the client.
     writeFileSync(
       file,

@@ -223,7 +223,14 @@ describe("a plain SDK 1.x client (2025 era)", () => {
     );
     await proxy.start();
     http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0 });
-    const transport = new Sdk1Transport(new URL(http.url));
+    let streaming = false;
+    const transport = new Sdk1Transport(new URL(http.url), {
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        if ((init?.method ?? "GET") === "GET" && res.ok) streaming = true;
+        return res;
+      },
+    });
     const client = new Sdk1Client({ name: "claude-code", version: "2.0.0" });
     await client.connect(transport);
     clients.push({ close: () => transport.terminateSession().then(() => client.close()) });
@@ -243,7 +250,8 @@ describe("a plain SDK 1.x client (2025 era)", () => {
     expect(text(await call())).toBe("alpha read_file");
     expect(logs).toEqual(["info"]);
     // The client opened its GET stream after initialize; a reload arrives on it.
-    await eventually(() => http!.sessionCount === 1, 5_000, "the session");
+    await eventually(() => streaming, 5_000, "the GET stream");
+    expect(http.sessionCount).toBe(1);
     await proxy.reload(memoryConfig(["alpha", "beta"]));
     await eventually(() => changed > 0, 5_000, "list_changed on the GET stream");
     expect((await client.listTools()).tools[0]?.description).toContain("beta");
