@@ -217,10 +217,16 @@ export class LegacyEndpoint {
         );
     };
     request.signal.addEventListener("abort", end, { once: true });
-    const response = await inner.handleRequest(request, {
-      ...(options.authInfo && { authInfo: options.authInfo }),
-      ...(options.parsedBody !== undefined && { parsedBody: options.parsedBody }),
-    });
+    let response: Response;
+    try {
+      response = await inner.handleRequest(request, {
+        ...(options.authInfo && { authInfo: options.authInfo }),
+        ...(options.parsedBody !== undefined && { parsedBody: options.parsedBody }),
+      });
+    } catch (err) {
+      end();
+      throw err;
+    }
     if (response.body === null || !isEventStream(response)) {
       end();
       return { response, server, end };
