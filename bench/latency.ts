@@ -8,6 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
+import type { Client as V2Client } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import getPort from "get-port";
@@ -110,7 +111,10 @@ interface CaseResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function mcpxEcho(client: Client): () => Promise<unknown> {
+/** A downstream client of mcpx: the test helpers' (SDK v2) or a plain SDK 1.x one. */
+type DownstreamClient = Client | V2Client;
+
+function mcpxEcho(client: DownstreamClient): () => Promise<unknown> {
   return () =>
     client.callTool({
       name: "call",
@@ -123,7 +127,7 @@ function directEcho(client: Client): () => Promise<unknown> {
 }
 
 /** A ping is timed like a call; it fails only by throwing. */
-function ping(client: Client): () => Promise<unknown> {
+function ping(client: DownstreamClient): () => Promise<unknown> {
   return async () => {
     await client.ping();
     return { content: [{ type: "text", text: EXPECTED }] };
@@ -271,9 +275,10 @@ async function withMcpx<T>(
   let outcome: { value: T; rss: Rss } | undefined;
   try {
     if (downstream === "stdio") {
-      started = { run: await startStdio(file, args) };
+      // 2025-era clients: the ping case needs ping, which 2026-07-28 dropped.
+      started = { run: await startStdio(file, args, { era: "legacy" }) };
     } else {
-      const http = await startHttp(file, args);
+      const http = await startHttp(file, args, {}, { era: "legacy" });
       started = { run: http, url: http.url };
     }
     const pid = started.run.pid;
@@ -557,7 +562,7 @@ async function prewarmPoolWaitCase(
     if (proxy.context.registry.server(SERVER)?.status !== "ready") {
       throw new Error(`${SERVER} did not start: ${proxy.context.registry.server(SERVER)?.error}`);
     }
-    downstream = await connectClient(proxy);
+    downstream = await connectClient(proxy, { era: "legacy" });
     const call = mcpxEcho(downstream.client);
     const total = SIZE.spawnWarmup + 2 * SIZE.arm;
     for (let i = 0; i < total; i++) {

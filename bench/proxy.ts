@@ -1,13 +1,15 @@
 /**
  * An mcpx proxy built in-process over real upstream processes, with a downstream SDK client
- * connected in memory (as test/helpers/inmemory.ts connectClient does).
+ * connected in memory and served as stdio is (like test/helpers/inmemory.ts connectClient,
+ * with a plain SDK 1.x client: a 2025-era host).
  */
 import path from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { parseConfig } from "../src/config/load.js";
 import { createLogger } from "../src/logger.js";
 import { createProxy, type Proxy } from "../src/proxy.js";
-import { connectClient } from "../test/helpers/inmemory.js";
+import { serveConnection } from "../src/server/stdio.js";
 import { ROOT, type StdioSpec } from "./upstreams.js";
 
 export interface BenchProxy {
@@ -32,7 +34,7 @@ export async function startProxy(
     {},
   );
   const proxy = createProxy(config, { logger: createLogger({ level: "warn" }) });
-  let downstream: Awaited<ReturnType<typeof connectClient>> | undefined;
+  let downstream: Awaited<ReturnType<typeof connect>> | undefined;
   try {
     await proxy.start();
     const failed = proxy.context.registry.servers().filter((s) => s.status !== "ready");
@@ -41,7 +43,7 @@ export async function startProxy(
         `upstreams not ready: ${failed.map((s) => `${s.name} (${s.status}: ${s.error ?? "?"})`).join(", ")}`,
       );
     }
-    downstream = await connectClient(proxy);
+    downstream = await connect(proxy);
   } catch (err) {
     await proxy.close();
     throw err;
@@ -56,6 +58,21 @@ export async function startProxy(
       } finally {
         await proxy.close();
       }
+    },
+  };
+}
+
+/** A 2025-era SDK 1.x client of `proxy`, in memory. */
+async function connect(proxy: Proxy): Promise<{ client: Client; close(): Promise<void> }> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const served = serveConnection(proxy.context, serverSide);
+  const client = new Client({ name: "mcpx-bench", version: "1.0.0" });
+  await client.connect(clientSide);
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await served.close();
     },
   };
 }

@@ -75,6 +75,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         "log",
         "shutdownGraceMs",
         "discoveryTimeoutMs",
+        "sessionSecret",
       ] as const) {
         if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
           logger.warn(

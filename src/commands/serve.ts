@@ -146,7 +146,7 @@ async function start(
 ): Promise<() => Promise<void>> {
   if (cli.port === undefined) {
     guardStdout();
-    const stdio = await serveStdio(proxy.context, {
+    const stdio = serveStdio(proxy.context, {
       ...(cli.caller !== undefined && { caller: cli.caller }),
     });
     void stdio.ended.then(() => shutdown("stdin closed"));

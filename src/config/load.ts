@@ -12,6 +12,7 @@ import {
   type FormatId,
   type ReadOptions,
 } from "./formats/read.js";
+import { expandVars, MissingVariableError } from "./expand.js";
 import { check, isObject, type Findings } from "./issues.js";
 import { settingsSchema, type Settings } from "./schema.js";
 import { parseServers, type Origin } from "./servers.js";
@@ -125,6 +126,7 @@ export function parseConfig(
       "log: refused: an untrusted config may not choose files mcpx writes. Remove it, or run without --untrusted.",
     );
   }
+  const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
 
   if (!settings || found.problems.length > 0) throw new ConfigError(file, found.problems);
   if (servers.length === 0) {
@@ -143,7 +145,34 @@ export function parseConfig(
     profiles: foldToolFilters(access.profiles, filters, Object.keys(entries)),
     ...(untrusted && { trust: "untrusted" as const }),
     ...(options.format && { format: options.format }),
+    ...(sessionSecret !== undefined && { sessionSecret }),
   };
+}
+
+/** Shortest `sessionSecret` accepted: it is an HMAC key, not a password. */
+const MIN_SECRET_LENGTH = 16;
+
+/** `sessionSecret`, expanded; a secret, so problems never quote it. */
+function parseSessionSecret(raw: string | undefined, env: Env, found: Findings) {
+  if (raw === undefined) return undefined;
+  let secret: string;
+  try {
+    secret = expandVars(raw, env);
+  } catch (err) {
+    if (!(err instanceof MissingVariableError)) throw err;
+    found.problems.push(
+      `sessionSecret: environment variable ${err.variable} is not set. Set it to the same long random value on every replica (e.g. the output of "openssl rand -hex 32").`,
+    );
+    return undefined;
+  }
+  if (secret.length < MIN_SECRET_LENGTH) {
+    found.problems.push(
+      `sessionSecret: too short (${secret.length} characters). Use at least ${MIN_SECRET_LENGTH} random characters, e.g. "\${MCPX_SESSION_SECRET}" set to the output of "openssl rand -hex 32".`,
+    );
+    return undefined;
+  }
+  found.secrets.push(secret);
+  return secret;
 }
 
 /** The top-level settings with their defaults. */

@@ -210,6 +210,8 @@ export const settingsSchema = z.strictObject({
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
   shutdownGrace: timeoutMs.optional(),
+  /** Key that signs 2025-era HTTP session ids (`${VAR}` allowed); replicas must share it. */
+  sessionSecret: z.string().optional(),
   profiles: z.unknown().optional(),
   callers: z.unknown().optional(),
   auth: z.unknown().optional(),

@@ -114,6 +114,11 @@ export interface Config {
   trust?: "untrusted";
   /** The format the file was read as, when it was another client's (see formats/). */
   format?: "mcpx" | "claude-code" | "claude-desktop" | "cursor" | "vscode" | "gemini" | "codex";
+  /**
+   * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
+   * derived from the config's content.
+   */
+  sessionSecret?: string;
 }
 
 export const DEFAULTS = {

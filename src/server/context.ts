@@ -19,14 +19,21 @@ export interface ProxyContext {
   views: CatalogViews;
 }
 
+/**
+ * The protocol era a downstream client speaks: "modern" is 2026-07-28 (stateless requests, each
+ * with its `_meta` envelope), "legacy" the 2025 revisions (initialize, sessions).
+ */
+export type Era = "modern" | "legacy";
+
 /** Per-request inputs from the downstream client. */
 export interface RequestContext {
+  era: Era;
   /** Who is asking, resolved for this request (see mcp-server.ts for the order). */
   caller: string;
   /** What the caller's profile shows: the only catalog a meta-tool may answer from. */
   view: CatalogView;
   signal: AbortSignal;
-  /** Forward an upstream log message to the client (filtered by the level it set). */
+  /** Forward an upstream log message to the client (filtered by the level it asked for). */
   sendLog?: (message: LogMessage) => void;
   /** Forward progress to the client; present only when the client asked for progress. */
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;

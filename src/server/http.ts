@@ -1,20 +1,19 @@
 /**
- * Streamable HTTP downstream: `/mcp` and `/mcp/<caller>`, sessions, `/healthz`. Security checks
- * (Host, Origin, bearer tokens) come from http-security.ts.
+ * Streamable HTTP downstream: `/mcp` and `/mcp/<caller>` for both protocol eras, and `/healthz`.
+ * Security checks (Host, Origin, bearer tokens) come first (http-security.ts); then each request
+ * goes to the endpoint of its era: 2026-07-28 (http-modern.ts) or 2025 (http-legacy.ts).
  */
-import { randomUUID } from "node:crypto";
 import type { Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
+import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
-import { CancelledStreams } from "./cancelled-streams.js";
 import type { ProxyContext } from "./context.js";
+import { LegacyEndpoint, rpcError } from "./http-legacy.js";
+import { ModernEndpoint } from "./http-modern.js";
 import {
   allowedHostnames,
   bearerToken,
@@ -22,7 +21,8 @@ import {
   originValidation,
   TokenTable,
 } from "./http-security.js";
-import { authInfoFor, cleanCaller, createMcpServer, type DownstreamServer } from "./mcp-server.js";
+import { authInfoFor, callerOfAuth, cleanCaller, envelopeClientName } from "./mcp-server.js";
+import { sessionKey } from "./session-token.js";
 
 export interface HttpOptions {
   host: string;
@@ -30,10 +30,15 @@ export interface HttpOptions {
   /** More hostnames accepted in Host and Origin, e.g. the name of a load balancer in front. */
   allowedHosts?: string[];
   /**
-   * Close a session after this long with no request and no open stream (a client that went away
-   * without DELETE). Default 30 minutes; a client that comes back gets 404 and initializes anew.
+   * End a 2025-era session after this long with no request and no open stream on this replica
+   * (a client that went away without DELETE). Default 30 minutes; a client that comes back gets
+   * 404 and initializes anew.
    */
   sessionIdleMs?: number;
+  /** A 2025-era session id is refused this long after its initialize. Default 24 hours. */
+  sessionMaxAgeMs?: number;
+  /** The clock session ids are issued and checked with (tests). */
+  now?: () => number;
 }
 
 export interface HttpHandle {
@@ -42,25 +47,17 @@ export interface HttpHandle {
   readonly port: number;
   /** True when the requested port was taken and another was chosen. */
   readonly portChanged: boolean;
-  /** Downstream sessions open now. */
+  /** 2025-era sessions live on this replica now. */
   readonly sessionCount: number;
   close(): Promise<void>;
 }
 
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  downstream: DownstreamServer;
-  /** The caller whose token opened the session (auth configured): no other token may use it. */
-  owner?: string;
-  /** When the session last saw a request or a stream close (ms since epoch). */
-  lastSeen: number;
-  /** Responses of this session still open (the GET stream, streamed POST answers). */
-  open: number;
-  /** Answer streams by request id, so those of cancelled requests can be ended. */
-  streams: CancelledStreams;
-}
-
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+const DEFAULT_SESSION_MAX_AGE_MS = 24 * 3600_000;
+/** How long closing waits for ended streams to reach their clients before cutting connections. */
+const CLOSE_GRACE_MS = 1_000;
+/** Sessions one replica keeps state for (idle time, log level, stream); see legacy-sessions.ts. */
+const MAX_SESSIONS = 10_000;
 
 export { allowedHostnames, exposure, isLoopback } from "./http-security.js";
 
@@ -70,15 +67,10 @@ const BODY_LIMIT = "32mb";
 /** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
 const ROUTES = ["/mcp", "/mcp/:caller"];
 
-/** Who a request is, after authentication: its caller, and whether a token fixed it. */
-interface Identity {
-  caller?: string;
-  pinned: boolean;
-}
-
 /**
- * Serve streamable HTTP at /mcp: POST for requests, GET for the server-to-client stream (Claude
- * Code opens it; a 405 breaks it), DELETE to end a session. One SDK server per session.
+ * Serve streamable HTTP at /mcp. 2026-07-28 requests are stateless; 2025 ones have sessions
+ * (POST, GET for the server-to-client stream, DELETE) that any replica with the same config
+ * serves.
  *
  * Every request is checked in this order: Host (DNS rebinding), Origin, bearer token (when the
  * config has `auth`). Then its caller is resolved, per request: the token's caller, else the
@@ -87,20 +79,26 @@ interface Identity {
  */
 export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promise<HttpHandle> {
   const tokens = new TokenTable();
-  const sessions = new SessionTable(ctx, options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS);
+  const modern = new ModernEndpoint(ctx);
+  const legacy = new LegacyEndpoint(ctx, {
+    key: sessionKey(ctx.config),
+    idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+    maxAgeMs: options.sessionMaxAgeMs ?? DEFAULT_SESSION_MAX_AGE_MS,
+    maxSessions: MAX_SESSIONS,
+    now: options.now ?? Date.now,
+  });
   const app = express();
   app.disable("x-powered-by");
   const allowed = allowedHostnames(options.host, options.allowedHosts);
   // DNS-rebinding protection: a page on another site must not reach the proxy by a name of its own.
-  app.use(hostHeaderValidation(allowed));
+  const hostValid = hostHeaderValidation(allowed);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (hostValid(req, res)) next();
+  });
   app.use(originValidation(allowed));
   app.use(express.json({ limit: BODY_LIMIT }));
   app.get("/healthz", healthz(ctx, tokens));
-  const identify = (req: Request, res: Response) => authenticate(ctx, tokens, req, res);
-  app.post(ROUTES, postRoute(ctx, sessions, identify));
-  const other = sessionRoute(ctx, sessions, identify);
-  app.get(ROUTES, other);
-  app.delete(ROUTES, other);
+  app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
   app.use(errorRoute(ctx));
 
   const { server, port, portChanged } = await listen(app, options);
@@ -110,16 +108,72 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     port,
     portChanged,
     get sessionCount() {
-      return sessions.size;
+      return legacy.sessionCount;
     },
     close: async () => {
-      // Stop accepting first, then end every session (their SSE streams keep sockets open).
+      // Stop accepting first, then end every stream: 2026-07-28 listeners get the graceful
+      // end of their subscription. Connections that do not finish soon are cut.
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      await sessions.closeAll();
+      legacy.close();
+      await modern.close();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+      await Promise.race([closing, grace]);
+      clearTimeout(timer);
       server.closeAllConnections();
       await closing;
     },
   };
+}
+
+/** Routes a checked request to the endpoint of its era. */
+function mcpRoute(
+  ctx: ProxyContext,
+  tokens: TokenTable,
+  endpoints: { modern: ModernEndpoint; legacy: LegacyEndpoint },
+) {
+  const router = {
+    fetch: async (
+      request: globalThis.Request,
+      opts?: { authInfo?: AuthInfo; parsedBody?: unknown },
+    ) => {
+      const options = opts ?? {};
+      // Anything without a 2026-07-28 claim (header or `_meta` envelope) is 2025-era traffic.
+      if (await isLegacyRequest(request, options.parsedBody))
+        return endpoints.legacy.fetch(request, options);
+      if (request.headers.has("mcp-session-id")) {
+        return rpcError(
+          400,
+          -32600,
+          "Bad Request: a 2026-07-28 request (it has the _meta envelope or MCP-Protocol-Version 2026-07-28) cannot use a 2025-era session. Send it without Mcp-Session-Id, or send 2025-era requests in that session.",
+        );
+      }
+      const caller =
+        callerOfAuth(options.authInfo) ?? envelopeClientName(envelopeOf(options.parsedBody));
+      return endpoints.modern.fetch(request, options, caller);
+    },
+  };
+  const node = toNodeHandler(router, {
+    onerror: (err) => ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`),
+  });
+  return async (req: Request, res: Response) => {
+    if (!authenticate(ctx, tokens, req, res)) return;
+    try {
+      await node(req, res, req.body);
+    } catch (err) {
+      ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
+    }
+  };
+}
+
+/** The `_meta` of a single JSON-RPC message body, if any. */
+function envelopeOf(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  const params = (body as { params?: unknown }).params;
+  return typeof params === "object" && params !== null
+    ? (params as { _meta?: unknown })._meta
+    : undefined;
 }
 
 /**
@@ -153,15 +207,11 @@ function healthz(ctx: ProxyContext, tokens: TokenTable) {
 }
 
 /**
- * Authenticate a request and name its caller; false when a 401 went out. Read per request: a
- * reload that adds, changes or removes tokens applies at once.
+ * Authenticate a request and name its caller in `req.auth` (the SDK hands it to request
+ * handlers as `authInfo`); false when a 401 went out. Read per request: a reload that adds,
+ * changes or removes tokens applies at once.
  */
-function authenticate(
-  ctx: ProxyContext,
-  tokens: TokenTable,
-  req: Request,
-  res: Response,
-): Identity | false {
+function authenticate(ctx: ProxyContext, tokens: TokenTable, req: Request, res: Response): boolean {
   const auth = ctx.config.auth;
   let caller: string | undefined;
   if (auth) {
@@ -187,71 +237,8 @@ function authenticate(
   caller ??=
     cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
     cleanCaller(req.header("x-mcpx-caller"));
-  // The SDK hands req.auth to request handlers as extra.authInfo.
-  (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller);
-  return { ...(caller !== undefined && { caller }), pinned: auth !== undefined };
-}
-
-type Identify = (req: Request, res: Response) => Identity | false;
-
-/** POST /mcp: an initialize opens a session; anything else goes to the session it names. */
-function postRoute(ctx: ProxyContext, sessions: SessionTable, identify: Identify) {
-  return async (req: Request, res: Response) => {
-    try {
-      const who = identify(req, res);
-      if (!who) return;
-      const session = sessions.find(req, who);
-      if (session) {
-        sessions.touch(session, res);
-        session.streams.track(req.body, res);
-        await session.transport.handleRequest(req, res, req.body);
-        session.streams.endCancelled(req.body, session.transport);
-        return;
-      }
-      if (req.header("mcp-session-id") !== undefined) {
-        jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
-        return;
-      }
-      if (!isInitializeRequest(req.body)) {
-        jsonRpcError(
-          res,
-          400,
-          -32000,
-          "Bad request: no mcp-session-id header and not an initialize request.",
-        );
-        return;
-      }
-      await sessions.open(who, req, res);
-    } catch (err) {
-      ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
-      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
-    }
-  };
-}
-
-/** GET (the server-to-client stream) and DELETE (end the session) of an existing session. */
-function sessionRoute(ctx: ProxyContext, sessions: SessionTable, identify: Identify) {
-  return async (req: Request, res: Response) => {
-    const who = identify(req, res);
-    if (!who) return;
-    const session = sessions.find(req, who);
-    if (!session) {
-      jsonRpcError(
-        res,
-        req.header("mcp-session-id") ? 404 : 400,
-        -32000,
-        "Unknown or missing mcp-session-id.",
-      );
-      return;
-    }
-    sessions.touch(session, res);
-    try {
-      await session.transport.handleRequest(req, res);
-    } catch (err) {
-      ctx.logger.error(`HTTP ${req.method} failed: ${errorMessage(err)}`);
-      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
-    }
-  };
+  (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller, auth !== undefined);
+  return true;
 }
 
 /**
@@ -276,100 +263,6 @@ function errorRoute(ctx: ProxyContext) {
       jsonRpcError(res, 500, -32603, "Internal error");
     }
   };
-}
-
-/**
- * The open downstream sessions, each with its SDK transport and server. Sessions whose client
- * left without DELETE are closed after `idleMs` with no request and no open stream; otherwise
- * they would live (and listen to catalog changes) until mcpx exits.
- */
-class SessionTable {
-  private readonly sessions = new Map<string, Session>();
-  private readonly sweeper: NodeJS.Timeout;
-
-  constructor(
-    private readonly ctx: ProxyContext,
-    private readonly idleMs: number,
-  ) {
-    this.sweeper = setInterval(
-      () => this.sweep(),
-      Math.max(10, Math.min(60_000, Math.floor(idleMs / 2))),
-    );
-    this.sweeper.unref();
-  }
-
-  get size(): number {
-    return this.sessions.size;
-  }
-
-  /** The session a request names, unless it was opened with another token. */
-  find(req: Request, who: Identity): Session | undefined {
-    const id = req.header("mcp-session-id");
-    const session = id === undefined ? undefined : this.sessions.get(id);
-    // A session opened with one token is invisible to every other token.
-    if (session?.owner !== undefined && who.pinned && session.owner !== who.caller)
-      return undefined;
-    return session;
-  }
-
-  /** Count the response as activity of `session` while it is open. */
-  touch(session: Session, res: Response): void {
-    session.open += 1;
-    session.lastSeen = Date.now();
-    res.once("close", () => {
-      session.open -= 1;
-      session.lastSeen = Date.now();
-    });
-  }
-
-  /** Answer an initialize with a new session (its own SDK server and transport). */
-  async open(who: Identity, req: Request, res: Response): Promise<void> {
-    const downstream = createMcpServer(this.ctx);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        this.sessions.set(id, {
-          transport,
-          downstream,
-          streams: new CancelledStreams(),
-          ...(who.pinned && who.caller !== undefined && { owner: who.caller }),
-          lastSeen: Date.now(),
-          open: 0,
-        });
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
-      void downstream.close().catch(() => {
-        /* already closed */
-      });
-    };
-    await downstream.server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-    // The SDK refused the initialize (bad Accept, bad version…): no session was made, so
-    // nothing else will ever close this server and its catalog subscription.
-    if (transport.sessionId === undefined) await downstream.close();
-  }
-
-  /** End every session (shutdown). */
-  async closeAll(): Promise<void> {
-    clearInterval(this.sweeper);
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.allSettled(all.map((s) => s.downstream.close()));
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const session of this.sessions.values()) {
-      if (session.open === 0 && now - session.lastSeen > this.idleMs) {
-        this.ctx.logger.debug("closing an HTTP session idle past sessionIdleMs");
-        void session.transport.close().catch(() => {
-          /* already closed */
-        });
-      }
-    }
-  }
 }
 
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */

@@ -1,22 +1,24 @@
 /**
- * The downstream MCP server: exactly three tools, answered from the proxy context. One SDK
- * `Server` per downstream session (stdio has one, HTTP one per session id).
+ * The downstream MCP server: exactly three tools, answered from the proxy context. One factory
+ * builds an SDK `Server` for both protocol eras: per connection on stdio, per HTTP request
+ * otherwise (see stdio.ts, http-modern.ts, http-legacy.ts).
  */
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  SetLevelRequestSchema,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type AuthInfo,
+  type CallToolResult,
   type LoggingLevel,
+  type ServerContext,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
-import type { MetaTool, ProxyContext, RequestContext } from "./context.js";
+import type { Era, MetaTool, ProxyContext, RequestContext } from "./context.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
 import { resourcesTool } from "./tools/resources.js";
@@ -33,13 +35,11 @@ const LEVELS: readonly LoggingLevel[] = [
   "emergency",
 ];
 
+/** What a 2025-era client gets until it calls logging/setLevel. */
+const DEFAULT_LEGACY_LEVEL: LoggingLevel = "warning";
+
 /** The only tools the client ever sees. */
 export const META_TOOLS: readonly MetaTool[] = [describeTool, callTool, resourcesTool];
-
-export interface DownstreamServer {
-  server: Server;
-  close(): Promise<void>;
-}
 
 /** The caller the default profile serves when nothing names one. */
 export const DEFAULT_CALLER = "default";
@@ -54,18 +54,40 @@ export function listMetaTools(view: CatalogView): Tool[] {
   }));
 }
 
+/**
+ * What one downstream connection (stdio) or 2025-era HTTP session remembers between requests.
+ * 2026-07-28 requests get none: nothing is kept per client between them.
+ */
+export interface SessionMemory {
+  /** The level set with logging/setLevel (2025 era). */
+  level?: LoggingLevel;
+  /** The describe description the client last listed, and for which caller. */
+  shown?: string;
+  caller?: string;
+}
+
 export interface DownstreamOptions {
+  era: Era;
   /** A caller fixed by the transport (stdio `--caller`); wins over everything else. */
   caller?: string;
+  /** Where this connection or session keeps its state; absent for 2026-07-28 requests. */
+  memory?: SessionMemory;
 }
 
 /**
  * The caller an HTTP request was identified as before it reached the SDK (bearer token, then
  * `/mcp/<caller>`, then `X-MCPX-Caller`), carried in the SDK's per-request `authInfo`.
+ * `pinned` says a token fixed it.
  */
-export function authInfoFor(caller: string | undefined): AuthInfo {
+export function authInfoFor(caller: string | undefined, pinned = false): AuthInfo {
   // The client's token is deliberately not kept here: nothing downstream of auth needs it.
-  return { token: "", clientId: caller ?? "", scopes: [], extra: { caller } };
+  return { token: "", clientId: caller ?? "", scopes: [], extra: { caller, pinned } };
+}
+
+/** The caller an `authInfo` from authInfoFor names, if any. */
+export function callerOfAuth(authInfo: AuthInfo | undefined): string | undefined {
+  const caller = authInfo?.extra?.caller;
+  return typeof caller === "string" ? caller : undefined;
 }
 
 /** A caller name fit to key profiles and logs: no control characters, a sane length. */
@@ -75,105 +97,138 @@ export function cleanCaller(value: string | undefined): string | undefined {
   return v && v.length <= 200 && !/[\u0000-\u001f\u007f]/.test(v) ? v : undefined;
 }
 
-export function createMcpServer(
-  ctx: ProxyContext,
-  options: DownstreamOptions = {},
-): DownstreamServer {
+/** The clientInfo.name a 2026-07-28 request's `_meta` envelope carries, if any. */
+export function envelopeClientName(meta: unknown): string | undefined {
+  if (typeof meta !== "object" || meta === null) return undefined;
+  const info = (meta as Record<string, unknown>)[CLIENT_INFO_META_KEY];
+  const name = typeof info === "object" && info !== null ? (info as { name?: unknown }).name : "";
+  return typeof name === "string" ? cleanCaller(name) : undefined;
+}
+
+/** Build the SDK server for one connection, one legacy-session request, or one modern request. */
+export function createDownstream(ctx: ProxyContext, options: DownstreamOptions): Server {
   const server = new Server(
     { name: "mcpx", version: VERSION },
     { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
-  const log = ctx.logger;
-  // Upstream log messages reach this client at or above the level it set (default: warning).
-  let minLevel: LoggingLevel = "warning";
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    minLevel = request.params.level;
-    return {};
-  });
+  const memory = options.memory ?? {};
 
   /**
    * Resolved on every request, never once per session, so a config reload or a different
    * header takes effect at once. Order: the transport's fixed caller (stdio --caller), the one
-   * HTTP identified (token, path, header), the client's clientInfo.name, then "default".
+   * HTTP identified (token, path, header), the client's clientInfo.name (the request's envelope,
+   * else its initialize), then "default". Nothing the client reports overrides a token.
    */
-  let lastCaller: string | undefined;
-  const callerOf = (authInfo: AuthInfo | undefined): string => {
-    const fromHttp = authInfo?.extra?.caller;
-    lastCaller =
-      options.caller ??
-      (typeof fromHttp === "string" ? fromHttp : undefined) ??
-      cleanCaller(server.getClientVersion()?.name) ??
-      DEFAULT_CALLER;
-    return lastCaller;
-  };
-  /** The describe description this client last saw: list_changed goes out only when it differs. */
-  let shown: string | undefined;
+  const callerOf = (req: ServerContext): string =>
+    options.caller ??
+    callerOfAuth(req.http?.authInfo) ??
+    envelopeClientName(req.mcpReq.envelope) ??
+    cleanCaller(server.getClientVersion()?.name) ??
+    DEFAULT_CALLER;
 
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
-    const tools = listMetaTools(ctx.views.forCaller(callerOf(extra.authInfo)));
-    shown = tools[0]?.description;
-    return { tools };
+  // 2025 era: upstream log messages reach the client at or above the level it set.
+  server.setRequestHandler("logging/setLevel", (request) => {
+    memory.level = request.params.level;
+    return {};
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler("tools/list", (_request, req) => {
+    const caller = callerOf(req);
+    const view = ctx.views.forCaller(caller);
+    const tools = listMetaTools(view);
+    memory.shown = tools[0]?.description;
+    memory.caller = caller;
+    if (options.era === "legacy") return { tools };
+    // Views are per caller: never cacheable across callers.
+    return Object.assign({ tools }, { ttlMs: listTtlMs(ctx, view), cacheScope: "private" });
+  });
+
+  server.setRequestHandler("tools/call", async (request, req) => {
     const tool = META_TOOLS.find((t) => t.name === request.params.name);
     if (!tool) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Unknown tool "${request.params.name}": mcpx offers describe, call and resources.`,
       );
     }
-    const progressToken = request.params._meta?.progressToken;
-    const caller = callerOf(extra.authInfo);
-    const req: RequestContext = {
+    const caller = callerOf(req);
+    const context = requestContext(ctx, req, {
+      era: options.era,
       caller,
-      view: ctx.views.forCaller(caller),
-      signal: extra.signal,
-      sendLog: (message) => {
-        if (LEVELS.indexOf(message.level) < LEVELS.indexOf(minLevel)) return;
-        void extra
-          .sendNotification({ method: "notifications/message", params: message })
-          .catch((err: unknown) => log.debug(`log message not forwarded: ${errorMessage(err)}`));
-      },
-      ...(progressToken !== undefined && {
-        sendProgress: (p) =>
-          void extra
-            .sendNotification({ method: "notifications/progress", params: { progressToken, ...p } })
-            .catch((err: unknown) => log.debug(`progress not forwarded: ${errorMessage(err)}`)),
-      }),
-    };
+      minLevel:
+        options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
+      progressToken: request.params._meta?.progressToken,
+    });
+    let result;
     try {
-      return await tool.handle(request.params.arguments ?? {}, ctx, req);
+      result = await tool.handle(request.params.arguments ?? {}, ctx, context);
     } catch (err) {
       // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
-      log.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
-      throw new McpError(
-        ErrorCode.InternalError,
-        `mcpx internal error in ${tool.name}: ${log.redact(errorMessage(err))}`,
+      ctx.logger.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `mcpx internal error in ${tool.name}: ${ctx.logger.redact(errorMessage(err))}`,
       );
     }
+    // Upstream results pass through: a shape only 2026-07-28 allows (array structuredContent)
+    // is projected for a 2025 client instead of failing the SDK's result check.
+    return server.projectCallToolResult(result as CallToolResult, undefined);
   });
+  return server;
+}
 
-  // The describe description carries the caller's catalog: when a registry change or a config
-  // reload changes it for this client's caller, tell the client to re-list. A client that has
-  // not listed through this session yet may hold a list from elsewhere: it is always told.
-  const unsubscribe = ctx.views.onChange(() => {
-    if (!server.transport) return;
-    if (shown !== undefined) {
-      const now = describeTool.description(ctx.views.forCaller(lastCaller ?? DEFAULT_CALLER));
-      if (now === shown) return;
-      shown = now;
-    }
-    void server
-      .sendToolListChanged()
-      .catch((err: unknown) => log.debug(`list_changed not sent: ${errorMessage(err)}`));
-  });
+/**
+ * How long a client may reuse this tools/list answer: 0 while a server of the caller's view is
+ * not ready (its entry will change), else one health interval, the time within which mcpx
+ * itself notices an upstream change. Changes it does notice reach listeners sooner through
+ * list_changed, which drops the client's cached list.
+ */
+function listTtlMs(ctx: ProxyContext, view: CatalogView): number {
+  return view.servers().every((s) => s.status === "ready") ? ctx.config.health.intervalMs : 0;
+}
 
+/** A 2026-07-28 request's log level: the envelope's; none means the client wants no logs. */
+function envelopeLevel(req: ServerContext): LoggingLevel | undefined {
+  // The SDK types the envelope as `{}` (2.4.0): read it as the record it is.
+  const envelope = req.mcpReq.envelope as Record<string, unknown> | undefined;
+  const level = envelope?.[LOG_LEVEL_META_KEY];
+  return LEVELS.find((l) => l === level);
+}
+
+interface RequestInputs {
+  era: Era;
+  caller: string;
+  /** Forward log messages at or above this level; none when undefined. */
+  minLevel: LoggingLevel | undefined;
+  progressToken: string | number | undefined;
+}
+
+/** The meta-tools' view of one request: caller, view, signal, and how to reach the client. */
+function requestContext(
+  ctx: ProxyContext,
+  req: ServerContext,
+  inputs: RequestInputs,
+): RequestContext {
+  const log = ctx.logger;
+  const { minLevel, progressToken } = inputs;
   return {
-    server,
-    close: async () => {
-      unsubscribe();
-      await server.close();
-    },
+    era: inputs.era,
+    caller: inputs.caller,
+    view: ctx.views.forCaller(inputs.caller),
+    signal: req.mcpReq.signal,
+    ...(minLevel !== undefined && {
+      sendLog: (message) => {
+        if (LEVELS.indexOf(message.level) < LEVELS.indexOf(minLevel)) return;
+        void req.mcpReq
+          .notify({ method: "notifications/message", params: { ...message } })
+          .catch((err: unknown) => log.debug(`log message not forwarded: ${errorMessage(err)}`));
+      },
+    }),
+    ...(progressToken !== undefined && {
+      sendProgress: (p) =>
+        void req.mcpReq
+          .notify({ method: "notifications/progress", params: { progressToken, ...p } })
+          .catch((err: unknown) => log.debug(`progress not forwarded: ${errorMessage(err)}`)),
+    }),
   };
 }

@@ -1,11 +1,7 @@
 /** Running the built `mcpx` command as a user would: with its own environment and folder. */
 import { spawn } from "node:child_process";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  getDefaultEnvironment,
-  StdioClientTransport,
-} from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Config } from "../../src/config/load.js";
 import { toolVisible } from "../../src/registry/profiles.js";
 import { MCPX, untilStarted } from "./proxy.js";

@@ -1,12 +1,13 @@
 /** In-process upstreams and proxies: the SDK's linked in-memory transports, no processes. */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport as DownstreamPair, type Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { parseConfig, type Config } from "../../src/config/load.js";
 import { createLogger, type Logger } from "../../src/logger.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
 import { connectTransport } from "../../src/registry/connection.js";
-import { createMcpServer } from "../../src/server/mcp-server.js";
+import { serveConnection } from "../../src/server/stdio.js";
+import { newClient, type Era } from "./clients.js";
 
 /** A config whose servers are placeholders; their sessions come from `upstreams`. */
 export function memoryConfig(names: string[], extra: Record<string, unknown> = {}): Config {
@@ -47,26 +48,26 @@ export function memoryProxy(
 }
 
 /**
- * Connect an SDK client to a proxy in memory, as a downstream client. `name` is its
- * clientInfo.name; `caller` fixes the caller as stdio's --caller does.
+ * Connect a v2 SDK client of `era` (default 2026-07-28) to a proxy in memory, served as stdio
+ * is. `name` is its clientInfo.name; `caller` fixes the caller as stdio's --caller does.
  */
 export async function connectClient(
   proxy: Proxy,
-  options: { name?: string; caller?: string } = {},
+  options: { name?: string; caller?: string; era?: Era } = {},
 ): Promise<{ client: Client; close: () => Promise<void> }> {
-  const downstream = createMcpServer(
+  const [clientSide, serverSide] = DownstreamPair.createLinkedPair();
+  const served = serveConnection(
     proxy.context,
+    serverSide,
     options.caller === undefined ? {} : { caller: options.caller },
   );
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await downstream.server.connect(serverSide);
-  const client = new Client({ name: options.name ?? "test-client", version: "1.0.0" });
+  const client = newClient(options.era ?? "modern", options.name ?? "test-client");
   await client.connect(clientSide);
   return {
     client,
     close: async () => {
       await client.close();
-      await downstream.close();
+      await served.close();
     },
   };
 }

@@ -1,14 +1,18 @@
-/** Helpers that run the built `mcpx` as a user would: a child process, spoken to by the real SDK client. */
+/**
+ * Helpers that run the built `mcpx` as a user would: a child process, spoken to by the real SDK
+ * (v2) client of either protocol era.
+ */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { MODERN_VERSION, newClient, type Era } from "./clients.js";
 import { tempDir } from "./temp.js";
 
 export { tempDir } from "./temp.js";
+export { ERAS, newClient, onToolsChanged, type Era } from "./clients.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const MCPX = path.join(ROOT, "dist/index.js");
@@ -35,6 +39,8 @@ export function writeConfig(config: unknown, dir = tempDir()): string {
 
 export interface Running {
   client: Client;
+  /** The protocol era the client speaks. */
+  era: Era;
   /** The mcpx process id. */
   pid: number;
   /** Everything mcpx wrote to stderr so far. */
@@ -63,15 +69,26 @@ export interface StartOptions {
    * initialize at once and discovers in the background; most tests want the settled catalog.
    */
   waitReady?: boolean;
+  /** The client's protocol era (default "modern": 2026-07-28). */
+  era?: Era;
 }
 
-/** Start `mcpx <config>` over stdio and connect the SDK client to it. */
+/**
+ * The SDK's stdio client transport, except that a 2026-07-28 client probes with
+ * `server/discover` on the process itself instead of on a throw-away sibling mcpx (the SDK spawns
+ * one only for its own class, which it recognizes by an own `_dispose` on the prototype): a
+ * sibling would start every upstream of the config once more, for nothing, in every test. mcpx
+ * answers the probe in place; the packaging test keeps the SDK's own way.
+ */
+class InPlaceStdioClientTransport extends StdioClientTransport {}
+
+/** Start `mcpx <config>` over stdio and connect an SDK client of `options.era` to it. */
 export async function startStdio(
   configFile: string,
   extraArgs: string[] = [],
   options: StartOptions = {},
 ): Promise<Running> {
-  const transport = new StdioClientTransport({
+  const transport = new InPlaceStdioClientTransport({
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
     stderr: "pipe",
@@ -79,7 +96,8 @@ export async function startStdio(
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  const era = options.era ?? "modern";
+  const client = newClient(era);
   const protocolErrors: Error[] = [];
   await client.connect(transport);
   // Anything on stdout that is not JSON-RPC would surface here.
@@ -89,6 +107,7 @@ export async function startStdio(
   if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
+    era,
     pid,
     stderr: () => stderr + protocolErrors.map((e) => `\nPROTOCOL ERROR: ${e.message}`).join(""),
     close: () => client.close(),
@@ -101,8 +120,8 @@ export interface RunningHttp extends Running {
 }
 
 /**
- * Start `mcpx <config> --port N` and connect the SDK client over streamable HTTP, sending
- * `headers` with every request (e.g. Authorization).
+ * Start `mcpx <config> --port N` and connect an SDK client of `options.era` over streamable
+ * HTTP, sending `headers` with every request (e.g. Authorization).
  */
 export async function startHttp(
   configFile: string,
@@ -124,13 +143,15 @@ export async function startHttp(
     });
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
   });
-  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  const era = options.era ?? "modern";
+  const client = newClient(era);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );
   if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
+    era,
     url,
     child,
     pid: child.pid!,
@@ -296,12 +317,59 @@ export const INITIALIZE = {
   },
 } as const;
 
+/** The `_meta` envelope every 2026-07-28 request carries. */
+export const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+} as const;
+
+/** A raw 2026-07-28 client's first request: server/discover (id 1). */
+export const DISCOVER = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "server/discover",
+  params: { _meta: ENVELOPE },
+} as const;
+
+/** The headers a 2026-07-28 request needs besides its body (`name`: the Mcp-Name of a call). */
+export function modernHeaders(method: string, name?: string): Record<string, string> {
+  return {
+    "mcp-protocol-version": MODERN_VERSION,
+    "mcp-method": method,
+    ...(name !== undefined && { "mcp-name": name }),
+  };
+}
+
 /** A raw HTTP POST of an initialize request, with any headers (Host included). */
 export function rawInitialize(
   url: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  const body = JSON.stringify(INITIALIZE);
+  return rawPost(url, INITIALIZE, headers);
+}
+
+/**
+ * A raw client's first request of `era` (2025: initialize; 2026-07-28: server/discover, with
+ * its headers), plus any headers (Host included).
+ */
+export function rawOpen(
+  url: string,
+  headers: Record<string, string>,
+  era: Era,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return era === "legacy"
+    ? rawInitialize(url, headers)
+    : rawPost(url, DISCOVER, { ...modernHeaders("server/discover"), ...headers });
+}
+
+/** A raw HTTP POST of `body` (JSON unless a string) with JSON-RPC's usual headers and `headers`. */
+export function rawPost(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -322,6 +390,6 @@ export function rawInitialize(
       },
     );
     req.on("error", reject);
-    req.end(body);
+    req.end(text);
   });
 }

@@ -1,17 +1,19 @@
 /**
- * Callers and profiles through the built `mcpx`, as clients use it: HTTP (token, path, header,
- * clientInfo) and stdio (--caller); HTTP security (bind rules, Host, Origin, bearer tokens); and
- * hot reload of the config file.
+ * Callers and profiles through the built `mcpx`, as clients of both protocol eras use it: HTTP
+ * (token, path, header, clientInfo) and stdio (--caller); HTTP security (bind rules, Host,
+ * Origin, bearer tokens); and hot reload of the config file.
  */
 import { writeFileSync } from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  ERAS,
   eventually,
   fixtureServer,
-  rawInitialize,
+  newClient,
+  onToolsChanged,
+  rawOpen,
+  rawPost,
   runMcpx,
   startHttp,
   startHttpFixture,
@@ -20,6 +22,7 @@ import {
   text,
   untilStarted,
   writeConfig,
+  type Era,
   type RunningHttp,
 } from "../helpers/proxy.js";
 
@@ -40,14 +43,18 @@ const ACCESS = {
   callers: { "claude-code": "coding", "ci-bot": "readonly" },
 };
 
-/** An SDK client over HTTP with extra request headers, at `url`. */
-async function connect(url: string, headers: Record<string, string> = {}, name = "mcpx-test") {
-  const client = new Client({ name, version: "1.0.0" });
+/** An SDK client of `era` over HTTP with extra request headers, at `url`. */
+async function connect(
+  era: Era,
+  url: string,
+  headers: Record<string, string> = {},
+  name = "mcpx-test",
+) {
+  const client = newClient(era, name);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );
-  // startHttp waited for the default caller's servers; this caller may see others, still starting
-  // on a busy machine.
+  // startHttp waited for the servers of the default profile only: wait for this caller's.
   await untilStarted(client);
   return client;
 }
@@ -91,10 +98,10 @@ async function expectDefault(client: Client) {
   expect(c).not.toContain("github");
 }
 
-describe("callers over HTTP, without auth", () => {
+describe.each(ERAS)("callers over HTTP, without auth, %s clients", (era) => {
   let proxy: RunningHttp;
   beforeAll(async () => {
-    proxy = await startHttp(writeConfig({ mcpServers: SERVERS, ...ACCESS }));
+    proxy = await startHttp(writeConfig({ mcpServers: SERVERS, ...ACCESS }), [], {}, { era });
   });
   afterAll(async () => {
     await proxy?.close();
@@ -108,7 +115,7 @@ describe("callers over HTTP, without auth", () => {
   });
 
   it("the X-MCPX-Caller header picks the caller", async () => {
-    const client = await connect(proxy.url, { "X-MCPX-Caller": "claude-code" });
+    const client = await connect(era, proxy.url, { "X-MCPX-Caller": "claude-code" });
     try {
       await expectCoding(client);
       expect(await describeText(client)).toContain("github");
@@ -118,7 +125,7 @@ describe("callers over HTTP, without auth", () => {
   });
 
   it("the /mcp/<caller> path picks the caller, and wins over the header", async () => {
-    const client = await connect(`${proxy.url}/ci-bot`, { "X-MCPX-Caller": "claude-code" });
+    const client = await connect(era, `${proxy.url}/ci-bot`, { "X-MCPX-Caller": "claude-code" });
     try {
       await expectReadonly(client);
     } finally {
@@ -127,7 +134,7 @@ describe("callers over HTTP, without auth", () => {
   });
 
   it("clientInfo.name picks the caller when nothing else does", async () => {
-    const client = await connect(proxy.url, {}, "claude-code");
+    const client = await connect(era, proxy.url, {}, "claude-code");
     try {
       await expectCoding(client);
     } finally {
@@ -136,8 +143,8 @@ describe("callers over HTTP, without auth", () => {
   });
 
   it("refuses calls outside the profile; deny beats allow; readOnly hides write tools", async () => {
-    const coding = await connect(proxy.url, { "X-MCPX-Caller": "claude-code" });
-    const readonly = await connect(`${proxy.url}/ci-bot`);
+    const coding = await connect(era, proxy.url, { "X-MCPX-Caller": "claude-code" });
+    const readonly = await connect(era, `${proxy.url}/ci-bot`);
     try {
       expect((await call(coding, "github.get_me")).isError).toBe(false);
       const denied = await call(coding, "github.create_issue", {
@@ -171,7 +178,7 @@ describe("callers over HTTP, without auth", () => {
   });
 
   it("logs each call with its caller, tool, duration and outcome", async () => {
-    const client = await connect(proxy.url, { "X-MCPX-Caller": "claude-code" });
+    const client = await connect(era, proxy.url, { "X-MCPX-Caller": "claude-code" });
     try {
       await call(client, "faulty.echo", { message: "not-in-the-logs-123" });
       await eventually(() =>
@@ -184,21 +191,21 @@ describe("callers over HTTP, without auth", () => {
   });
 
   it("rejects a foreign Host (DNS rebinding) and a foreign Origin with 403", async () => {
-    const host = await rawInitialize(proxy.url, { host: "evil.example:80" });
+    const host = await rawOpen(proxy.url, { host: "evil.example:80" }, era);
     expect(host.status).toBe(403);
-    const origin = await rawInitialize(proxy.url, { origin: "https://evil.example" });
+    const origin = await rawOpen(proxy.url, { origin: "https://evil.example" }, era);
     expect(origin.status).toBe(403);
     expect(origin.body).toContain("Forbidden");
-    const own = await rawInitialize(proxy.url, { origin: "http://localhost:6274" });
+    const own = await rawOpen(proxy.url, { origin: "http://localhost:6274" }, era);
     expect(own.status).toBe(200);
   });
 });
 
-describe("callers over stdio", () => {
+describe.each(ERAS)("callers over stdio, %s clients", (era) => {
   it("--caller picks the profile", async () => {
     const file = writeConfig({ mcpServers: SERVERS, ...ACCESS });
-    const coding = await startStdio(file, ["--caller", "claude-code"]);
-    const readonly = await startStdio(file, ["--caller", "ci-bot"]);
+    const coding = await startStdio(file, ["--caller", "claude-code"], { era });
+    const readonly = await startStdio(file, ["--caller", "ci-bot"], { era });
     try {
       await expectCoding(coding.client);
       await expectReadonly(readonly.client);
@@ -213,7 +220,7 @@ describe("callers over stdio", () => {
   });
 });
 
-describe("HTTP with bearer tokens", () => {
+describe.each(ERAS)("HTTP with bearer tokens, %s clients", (era) => {
   const CI_TOKEN = "ci-token-0123456789abcdef";
   const CODE_TOKEN = "code-token-fedcba9876543210";
   let proxy: RunningHttp;
@@ -232,7 +239,7 @@ describe("HTTP with bearer tokens", () => {
       auth: { tokens: { "${MCPX_TEST_CI_TOKEN}": "ci-bot", [CODE_TOKEN]: "claude-code" } },
     });
     // startHttp's own client has no token: start through a client that has one.
-    proxy = await startHttp(file, [], { Authorization: `Bearer ${CODE_TOKEN}` });
+    proxy = await startHttp(file, [], { Authorization: `Bearer ${CODE_TOKEN}` }, { era });
   });
   afterAll(async () => {
     delete process.env.MCPX_TEST_CI_TOKEN;
@@ -241,13 +248,13 @@ describe("HTTP with bearer tokens", () => {
   });
 
   it("answers 401 with WWW-Authenticate without a valid token", async () => {
-    const none = await rawInitialize(proxy.url, {});
+    const none = await rawOpen(proxy.url, {}, era);
     expect(none.status).toBe(401);
     expect(none.headers["www-authenticate"]).toBe('Bearer realm="mcpx"');
-    const wrong = await rawInitialize(proxy.url, { authorization: "Bearer not-a-token" });
+    const wrong = await rawOpen(proxy.url, { authorization: "Bearer not-a-token" }, era);
     expect(wrong.status).toBe(401);
     expect(wrong.headers["www-authenticate"]).toContain('error="invalid_token"');
-    const ok = await rawInitialize(proxy.url, { authorization: `Bearer ${CI_TOKEN}` });
+    const ok = await rawOpen(proxy.url, { authorization: `Bearer ${CI_TOKEN}` }, era);
     expect(ok.status).toBe(200);
   });
 
@@ -264,6 +271,7 @@ describe("HTTP with bearer tokens", () => {
   it("a token fixes its caller whatever the header, path or clientInfo say", async () => {
     await expectCoding(proxy.client);
     const client = await connect(
+      era,
       `${proxy.url}/claude-code`,
       { Authorization: `Bearer ${CI_TOKEN}`, "X-MCPX-Caller": "claude-code" },
       "claude-code",
@@ -277,8 +285,24 @@ describe("HTTP with bearer tokens", () => {
     }
   });
 
+  it.runIf(era === "legacy")(
+    "a session opened with one token is not found with another",
+    async () => {
+      const opened = await rawOpen(proxy.url, { authorization: `Bearer ${CI_TOKEN}` }, era);
+      const sid = opened.headers["mcp-session-id"] as string;
+      const list = (token: string) =>
+        rawPost(
+          proxy.url,
+          { jsonrpc: "2.0", id: 2, method: "tools/list" },
+          { authorization: `Bearer ${token}`, "mcp-session-id": sid },
+        );
+      expect((await list(CODE_TOKEN)).status).toBe(404);
+      expect((await list(CI_TOKEN)).status).toBe(200);
+    },
+  );
+
   it("never forwards the client's token upstream, and never logs it", async () => {
-    const client = await connect(proxy.url, { Authorization: `Bearer ${CI_TOKEN}` });
+    const client = await connect(era, proxy.url, { Authorization: `Bearer ${CI_TOKEN}` });
     try {
       const r = await call(client, "remote.headers");
       expect(r.text).toContain("mcp-session-id");
@@ -314,15 +338,15 @@ describe("binding beyond loopback", () => {
   });
 });
 
-describe("hot reload", () => {
+describe.each(ERAS)("hot reload, %s clients", (era) => {
   it("applies a valid edit, notifying the clients whose view changed, and keeps serving through an invalid one", async () => {
     const file = writeConfig({ mcpServers: SERVERS, ...ACCESS });
-    const proxy = await startHttp(file);
-    const coding = await connect(proxy.url, { "X-MCPX-Caller": "claude-code" });
+    const proxy = await startHttp(file, [], {}, { era });
+    const coding = await connect(era, proxy.url, { "X-MCPX-Caller": "claude-code" });
     try {
       await expectCoding(coding);
       let notified = 0;
-      coding.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      await onToolsChanged(coding, () => {
         notified += 1;
       });
 

@@ -7,7 +7,7 @@ import { parseConfig } from "../../src/config/load.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
 import { connectClient, quietLogger } from "../helpers/inmemory.js";
 import { fixtureServer, npmServer, text } from "../helpers/proxy.js";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 
 let proxy: Proxy;
 let client: Client;

@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   descendants,
+  ERAS,
   eventually,
   isAlive,
   npmServer,
@@ -15,6 +16,7 @@ import {
   tempDir,
   text,
   writeConfig,
+  type Era,
   type Running,
 } from "../helpers/proxy.js";
 
@@ -41,15 +43,20 @@ import { mkdirSync } from "node:fs";
 mkdirSync(files, { recursive: true });
 writeFileSync(path.join(files, "hello.txt"), "hello from a file\n");
 
-describe.each([
-  ["stdio", startStdio],
-  ["http", startHttp],
-] as const)("mcpx over %s", (_transport, start) => {
+const starts = {
+  stdio: (era: Era) => startStdio(config, [], { era }),
+  http: (era: Era) => startHttp(config, [], {}, { era }),
+};
+const matrix = (["stdio", "http"] as const).flatMap((t) => ERAS.map((era) => [t, era] as const));
+
+describe.each(matrix)("mcpx over %s, %s client", (transport, era) => {
+  const _transport = `${transport}-${era}`;
   let proxy: Running;
   let upstreamPids: number[] = [];
 
   beforeAll(async () => {
-    proxy = await start(config);
+    proxy = await starts[transport](era);
+    expect(proxy.client.getProtocolEra()).toBe(era);
     upstreamPids = descendants(proxy.pid);
   });
   afterAll(async () => {

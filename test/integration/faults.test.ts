@@ -1,26 +1,31 @@
 /**
- * Fault injection against the built mcpx over HTTP: each fault leaves the other servers serving,
- * answers the affected call with a clear isError, leaks no process, and recovers when it goes.
+ * Fault injection against the built mcpx over HTTP, with clients of both protocol eras: each
+ * fault leaves the other servers serving, answers the affected call with a clear isError, leaks
+ * no process, and recovers when it goes. Cancellation also runs over stdio.
  */
 import path from "node:path";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   descendants,
+  ERAS,
   eventually,
   fixtureServer,
   isAlive,
   npmServer,
+  onToolsChanged,
   startHttp,
   startHttpFixture,
+  startStdio,
   stop,
   tempDir,
   text,
   writeConfig,
+  type Era,
+  type Running,
   type RunningHttp,
 } from "../helpers/proxy.js";
 
-let proxy: RunningHttp | undefined;
+let proxy: Running | undefined;
 let seen: number[] = [];
 afterEach(async () => {
   if (!proxy) return;
@@ -32,10 +37,20 @@ afterEach(async () => {
   seen = [];
 });
 
-async function start(servers: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  proxy = await startHttp(
-    writeConfig({ mcpServers: { ok: fixtureServer("faulty.mjs"), ...servers }, ...extra }),
-  );
+async function start(
+  era: Era,
+  servers: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  transport: "http" | "stdio" = "http",
+) {
+  const file = writeConfig({
+    mcpServers: { ok: fixtureServer("faulty.mjs"), ...servers },
+    ...extra,
+  });
+  proxy =
+    transport === "http"
+      ? await startHttp(file, [], {}, { era })
+      : await startStdio(file, [], { era });
   return proxy;
 }
 
@@ -46,7 +61,7 @@ async function healthz(): Promise<{
   status: string;
   servers: Record<string, { status: string; error?: string; stderrLines?: { dropped: number } }>;
 }> {
-  const res = await fetch(proxy!.url.replace(/\/mcp$/, "/healthz"));
+  const res = await fetch((proxy as RunningHttp).url.replace(/\/mcp$/, "/healthz"));
   expect(res.status).toBe(200);
   return (await res.json()) as never;
 }
@@ -55,9 +70,9 @@ async function othersStillWork() {
   expect(text(await call("ok.echo", { message: "still here" }))).toBe("still here");
 }
 
-describe("faults", () => {
+describe.each(ERAS)("faults, %s client", (era) => {
   it("a crash in the middle of a call", async () => {
-    await start({ f: fixtureServer("faulty.mjs") });
+    await start(era, { f: fixtureServer("faulty.mjs") });
     const r = await call("f.crash");
     expect(r.isError).toBe(true);
     expect(text(r)).toContain(
@@ -69,7 +84,7 @@ describe("faults", () => {
   });
 
   it("an upstream that hangs forever: timeout, and its session is killed", async () => {
-    await start({ f: { ...fixtureServer("faulty.mjs"), timeout: 500, prewarm: 0 } });
+    await start(era, { f: { ...fixtureServer("faulty.mjs"), timeout: 500, prewarm: 0 } });
     const before = descendants(proxy!.pid).length;
     const hanging = call("f.hang");
     await eventually(() => descendants(proxy!.pid).length > before, 10_000, "the call's process");
@@ -88,7 +103,7 @@ describe("faults", () => {
   });
 
   it("garbage and partial JSON on stdout", async () => {
-    await start({ f: fixtureServer("faulty.mjs", { FAULT_NOISY_STDOUT: "1" }) });
+    await start(era, { f: fixtureServer("faulty.mjs", { FAULT_NOISY_STDOUT: "1" }) });
     expect(text(await call("f.echo", { message: "through the noise" }))).toBe("through the noise");
     await othersStillWork();
   });
@@ -96,13 +111,14 @@ describe("faults", () => {
   it("exits at startup, then succeeds on retry: down → ready, list_changed sent", async () => {
     const state = path.join(tempDir(), "starts");
     await start(
+      era,
       { f: fixtureServer("faulty.mjs", { FAULT_FAIL_STARTS: "1", FAULT_STATE_FILE: state }) },
       // The first retry comes at least 1.1 s after startup (1.5 s - 25% jitter): time to look.
       { health: { retryInitial: 1500 } },
     );
-    const changed = new Promise<void>((resolve) =>
-      proxy!.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
-    );
+    let onChange = () => {};
+    const changed = new Promise<void>((resolve) => (onChange = resolve));
+    await onToolsChanged(proxy!.client, () => onChange());
     const { tools } = await proxy!.client.listTools();
     expect(tools[0]?.description).toMatch(/f \[DOWN: /);
     expect(text(await call("f.echo", { message: "x" }))).toMatch(
@@ -119,6 +135,7 @@ describe("faults", () => {
   it("slow startup beyond the discovery timeout", async () => {
     const state = path.join(tempDir(), "starts");
     await start(
+      era,
       {
         f: fixtureServer("faulty.mjs", {
           FAULT_START_DELAY_MS: "4000",
@@ -139,6 +156,7 @@ describe("faults", () => {
     const upstream = await startHttpFixture();
     try {
       await start(
+        era,
         { remote: { url: upstream.url } },
         {
           health: {
@@ -168,7 +186,7 @@ describe("faults", () => {
   });
 
   it("an upstream that floods stderr", async () => {
-    await start({
+    await start(era, {
       f: { ...fixtureServer("faulty.mjs", { FAULT_STDERR_FLOOD: "3000" }), session: "shared" },
     });
     for (let i = 0; i < 3; i++)
@@ -178,11 +196,23 @@ describe("faults", () => {
     const lines = (await healthz()).servers.f?.stderrLines;
     expect(lines?.dropped).toBeGreaterThan(1000);
   });
+});
 
+const matrix = (["stdio", "http"] as const).flatMap((t) => ERAS.map((era) => [t, era] as const));
+
+describe.each(matrix)("cancellation over %s, %s client", (transport, era) => {
   it("a cancelled long call, with progress forwarded before the cancel", async () => {
-    await start({
-      everything: { ...npmServer("@modelcontextprotocol/server-everything", "stdio"), prewarm: 0 },
-    });
+    await start(
+      era,
+      {
+        everything: {
+          ...npmServer("@modelcontextprotocol/server-everything", "stdio"),
+          prewarm: 0,
+        },
+      },
+      {},
+      transport,
+    );
     const before = descendants(proxy!.pid);
     const controller = new AbortController();
     const progress: number[] = [];
@@ -194,7 +224,6 @@ describe("faults", () => {
           arguments: { duration: 30, steps: 30 },
         },
       },
-      undefined,
       {
         signal: controller.signal,
         onprogress: (p) => {

@@ -6,7 +6,7 @@ import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/clients.js";
+import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/client-files.js";
 import { catalogOf, directCatalog, mcpx, serveStdio } from "../helpers/cli.js";
 import { startHttpFixture, stop } from "../helpers/proxy.js";
 

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument, serversAt } from "../../src/commands/client-file.js";
 import { loadConfig } from "../../src/config/load.js";
-import { fixtureEnv, workspace, type Fixture } from "../helpers/clients.js";
+import { fixtureEnv, workspace, type Fixture } from "../helpers/client-files.js";
 import { catalogOf, directCatalog, mcpx, stdioClient } from "../helpers/cli.js";
 import { startHttpFixture, stop, untilStarted } from "../helpers/proxy.js";
 

@@ -14,11 +14,19 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fixtureEnv, workspace } from "../helpers/clients.js";
-import { eventually, fixtureServer, isAlive, ROOT, text, writeConfig } from "../helpers/proxy.js";
+import { fixtureEnv, workspace } from "../helpers/client-files.js";
+import {
+  ERAS,
+  eventually,
+  fixtureServer,
+  isAlive,
+  newClient,
+  ROOT,
+  text,
+  writeConfig,
+} from "../helpers/proxy.js";
 import { tempDir } from "../helpers/temp.js";
 
 /** Packing builds with tsc and installing resolves ~100 packages: minutes on a busy 2-core box. */
@@ -163,7 +171,7 @@ describe("the packed tarball, installed into an empty folder", () => {
       env,
       stderr: "pipe",
     });
-    const client = new Client({ name: "mcpx-packaging-test", version: "1.0.0" });
+    const client = newClient("legacy", "mcpx-packaging-test");
     await client.connect(transport);
     try {
       const result = await client.callTool({
@@ -178,7 +186,7 @@ describe("the packed tarball, installed into an empty folder", () => {
     expect(readFileSync(file)).toEqual(original);
   });
 
-  it("serves a config over stdio: initialize, tools/list and a call, with the SDK client", async () => {
+  it.each(ERAS)("serves a config over stdio: the SDK client (%s) lists and calls", async (era) => {
     const config = writeConfig({ mcpServers: { fixture: fixtureServer("faulty.mjs") } });
     const transport = new StdioClientTransport({
       command: bin,
@@ -188,8 +196,9 @@ describe("the packed tarball, installed into an empty folder", () => {
       // The bin's `#!/usr/bin/env node` finds this node first.
       env: { PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` },
     });
-    const client = new Client({ name: "mcpx-packaging-test", version: "1.0.0" });
+    const client = newClient(era, "mcpx-packaging-test");
     await client.connect(transport);
+    expect(client.getProtocolEra()).toBe(era);
     const pid = transport.pid;
     try {
       expect(client.getServerVersion()?.name).toBe("mcpx");

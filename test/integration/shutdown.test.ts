@@ -1,12 +1,17 @@
-/** Graceful shutdown of the built mcpx: drain, cancel past the grace period, a second signal. */
+/**
+ * Graceful shutdown of the built mcpx, with clients of both protocol eras: drain, cancel past
+ * the grace period, a second signal. Over HTTP, and draining over stdio too.
+ */
 import type { ChildProcess } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
   descendants,
+  ERAS,
   eventually,
   fixtureServer,
   isAlive,
   startHttp,
+  startStdio,
   text,
   writeConfig,
 } from "../helpers/proxy.js";
@@ -17,10 +22,13 @@ const exited = (child: ChildProcess) =>
     else child.once("exit", (code) => resolve(code));
   });
 
-describe("graceful shutdown", () => {
+describe.each(ERAS)("graceful shutdown over http, %s client", (era) => {
   it("lets an in-flight call finish, refuses new ones, then exits 0 with no upstream left", async () => {
     const proxy = await startHttp(
       writeConfig({ mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } } }),
+      [],
+      {},
+      { era },
     );
     try {
       const slow = proxy.client.callTool({
@@ -55,6 +63,9 @@ describe("graceful shutdown", () => {
         mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } },
         shutdownGrace: 300,
       }),
+      [],
+      {},
+      { era },
     );
     try {
       const slow = proxy.client.callTool({
@@ -82,6 +93,9 @@ describe("graceful shutdown", () => {
         },
         shutdownGrace: 30_000,
       }),
+      [],
+      {},
+      { era },
     );
     try {
       const slow = proxy.client.callTool({
@@ -104,6 +118,46 @@ describe("graceful shutdown", () => {
       await eventually(() => children.every((p) => !isAlive(p)), 5_000, "upstreams to be killed");
     } finally {
       proxy.child.kill("SIGKILL");
+    }
+  });
+});
+
+describe.each(ERAS)("graceful shutdown over stdio, %s client", (era) => {
+  it("lets an in-flight call finish, refuses new ones, then exits with no upstream left", async () => {
+    const proxy = await startStdio(
+      writeConfig({ mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } } }),
+      [],
+      { era },
+    );
+    try {
+      // The first progress from f says the call is in flight.
+      let inFlight = () => {};
+      const progressed = new Promise<void>((resolve) => (inFlight = resolve));
+      const slow = proxy.client.callTool(
+        { name: "call", arguments: { method: "f.slow", arguments: { ms: 1500 } } },
+        { onprogress: () => inFlight() },
+      );
+      await progressed;
+      const children = descendants(proxy.pid);
+      process.kill(proxy.pid, "SIGTERM");
+      await eventually(
+        () => proxy.stderr().includes("shutting down (SIGTERM)"),
+        5_000,
+        "shutdown to begin",
+      );
+      const refused = await proxy.client.callTool({
+        name: "call",
+        arguments: { method: "f.echo", arguments: { message: "x" } },
+      });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain("mcpx is shutting down");
+      expect(text(await slow)).toBe("slept 1500 ms");
+      await eventually(() => !isAlive(proxy.pid), 10_000, "mcpx to exit");
+      expect(proxy.stderr()).not.toContain("PROTOCOL ERROR");
+      await eventually(() => children.every((p) => !isAlive(p)), 10_000, "upstreams to exit");
+    } finally {
+      if (isAlive(proxy.pid)) process.kill(proxy.pid, "SIGKILL");
+      await proxy.close();
     }
   });
 });

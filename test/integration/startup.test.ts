@@ -5,17 +5,19 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import {
+  ERAS,
   eventually,
   fixtureServer,
   npmServer,
+  onToolsChanged,
   startHttp,
   startStdio,
   tempDir,
   text,
   writeConfig,
+  type Era,
   type Running,
   untilStarted,
 } from "../helpers/proxy.js";
@@ -35,20 +37,23 @@ function slowConfig() {
   return { file, release: () => writeFileSync(release, "") };
 }
 
-const transports: [string, (file: string) => Promise<Running>][] = [
-  ["stdio", (file) => startStdio(file, [], { waitReady: false })],
-  ["http", (file) => startHttp(file, [], {}, { waitReady: false })],
+const transports: [string, (file: string, era: Era) => Promise<Running>][] = [
+  ["stdio", (file, era) => startStdio(file, [], { waitReady: false, era })],
+  ["http", (file, era) => startHttp(file, [], {}, { waitReady: false, era })],
 ];
+const matrix = transports.flatMap(([name, start]) =>
+  ERAS.map((era) => [name, era, start] as const),
+);
 
-describe.each(transports)("startup over %s", (_name, start) => {
+describe.each(matrix)("startup over %s, %s client", (_name, era, start) => {
   it("answers initialize while an upstream is still starting; it arrives by list_changed", async () => {
     const { file, release } = slowConfig();
     // Connecting means initialize was answered, and the slow server has not started: it cannot
     // until release() below.
-    const proxy = await start(file);
+    const proxy = await start(file, era);
     try {
       let changed = 0;
-      proxy.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      await onToolsChanged(proxy.client, () => {
         changed += 1;
       });
       const catalog = async () =>

@@ -5,7 +5,7 @@ import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiForm } from "../../src/commands/tokens.js";
 import type { StatsReport } from "../../src/commands/stats.js";
-import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/clients.js";
+import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/client-files.js";
 import { mcpx, serveStdio, stdioClient } from "../helpers/cli.js";
 import { npmServer, startHttpFixture, stop, tempDir, writeConfig } from "../helpers/proxy.js";
 

@@ -534,6 +534,28 @@ describe("parseConfig: settings", () => {
     expect(stdio(only({ command: "x" }).spec).inheritEnv).toBe(false);
   });
 
+  it("reads sessionSecret with ${VAR}, keeps it as a secret, and never quotes a bad one", () => {
+    const secret = "0123456789abcdef0123";
+    const config = parse(
+      { sessionSecret: "${MCPX_SESSION_SECRET}", mcpServers: { a: { command: "x" } } },
+      { MCPX_SESSION_SECRET: secret },
+    );
+    expect(config.sessionSecret).toBe(secret);
+    expect(config.secrets).toContain(secret);
+    expect(parse({ mcpServers: { a: { command: "x" } } }).sessionSecret).toBeUndefined();
+
+    expect(problems({ sessionSecret: "${NOPE}", mcpServers: { a: { command: "x" } } })).toEqual([
+      'sessionSecret: environment variable NOPE is not set. Set it to the same long random value on every replica (e.g. the output of "openssl rand -hex 32").',
+    ]);
+    const short = problems({ sessionSecret: "hunter2", mcpServers: { a: { command: "x" } } });
+    expect(short).toHaveLength(1);
+    expect(short[0]).toMatch(/^sessionSecret: too short \(7 characters\)\. Use at least 16/);
+    expect(short[0]).not.toContain("hunter2");
+    expect(problems({ sessionSecret: 42, mcpServers: { a: { command: "x" } } })).toEqual([
+      "sessionSecret: must be a string.",
+    ]);
+  });
+
   it("accepts a $schema key", () => {
     expect(() =>
       parse({ $schema: "./schema.json", mcpServers: { a: { command: "x" } } }),

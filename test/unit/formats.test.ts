@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { convertSource, readSource, type Conversion } from "../../src/config/formats/read.js";
 import { ConfigError, loadConfig, type Config, type UpstreamSpec } from "../../src/config/load.js";
 import { ROOT } from "../helpers/proxy.js";
-import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/clients.js";
+import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/client-files.js";
 import { tempDir } from "../helpers/temp.js";
 
 function converted(fixture: Fixture, options: { project?: string } = {}) {

@@ -1,12 +1,12 @@
 /** The health monitor on in-memory upstreams, driven by a fake clock: no real waiting. */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
 import { connectTransport } from "../../src/registry/connection.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { FakeClock, settle } from "../helpers/clock.js";
+import { onToolsChanged } from "../helpers/clients.js";
 import { connectClient, quietLogger } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";
 
@@ -104,7 +104,7 @@ describe("health monitor", () => {
     const { client, close } = await connectClient(proxy);
     try {
       let changed = 0;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      await onToolsChanged(client, () => {
         changed += 1;
       });
       // Failed attempts: each delay doubles (±25% jitter) up to retryMax.

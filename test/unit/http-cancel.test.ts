@@ -1,8 +1,14 @@
-/** A request the client cancels gets its HTTP answer stream ended, not left open until the session ends. */
+/**
+ * A request the client cancels is stopped upstream, and its HTTP answer stream is ended, not
+ * left open until the session ends: 2025 clients cancel with notifications/cancelled (possibly
+ * on another POST), 2026-07-28 ones by closing the request.
+ */
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, expect, it } from "vitest";
 import type { Proxy } from "../../src/proxy.js";
 import { serveHttp, type HttpHandle } from "../../src/server/http.js";
+import { ERAS, newClient } from "../helpers/clients.js";
 import { memoryProxy } from "../helpers/inmemory.js";
 import { rawInitialize } from "../helpers/proxy.js";
 
@@ -115,3 +121,32 @@ it("ends the answer stream of each cancelled call, sends no result, and keeps th
   });
   expect(await untilEnd(after, 5_000)).toContain("done");
 });
+
+it.each(ERAS)(
+  "a %s client's abort stops the call upstream, and the client goes on",
+  async (era) => {
+    const events = { started: 0, aborted: 0 };
+    proxy = memoryProxy({ s: waitingUpstream(events) });
+    await proxy.start();
+    http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0 });
+    const client = newClient(era);
+    await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+    try {
+      for (let i = 1; i <= 3; i++) {
+        const stop = new AbortController();
+        const call = client.callTool(
+          { name: "call", arguments: { method: "s.wait" } },
+          { signal: stop.signal },
+        );
+        await expect.poll(() => events.started, { timeout: 5_000, interval: 10 }).toBe(i);
+        stop.abort("user pressed stop");
+        await expect(call).rejects.toThrow();
+        await expect.poll(() => events.aborted, { timeout: 5_000, interval: 10 }).toBe(i);
+      }
+      const after = await client.callTool({ name: "call", arguments: { method: "s.quick" } });
+      expect(after.content).toEqual([{ type: "text", text: "done" }]);
+    } finally {
+      await client.close();
+    }
+  },
+);

@@ -3,7 +3,6 @@
  * over in-memory upstreams (describe, call, resources answer from the caller's profile only).
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, parseConfig, type Config, type Profile } from "../../src/config/load.js";
@@ -16,6 +15,7 @@ import {
 } from "../../src/registry/profiles.js";
 import type { Proxy } from "../../src/proxy.js";
 import type { ToolDef } from "../../src/types.js";
+import { ERAS, onToolsChanged } from "../helpers/clients.js";
 import { connectClient, memoryConfig, memoryProxy, quietLogger } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";
 
@@ -413,7 +413,7 @@ describe("per-caller catalogs (in memory)", () => {
   });
 });
 
-describe("reload (in memory)", () => {
+describe.each(ERAS)("reload (in memory, %s client)", (era) => {
   let proxy: Proxy | undefined;
   afterEach(async () => {
     await proxy?.close();
@@ -438,13 +438,13 @@ describe("reload (in memory)", () => {
       { config: memoryConfig(["alpha", "beta"], access) },
     );
     await proxy.start();
-    const coding = await connectClient(proxy, { caller: "claude-code" });
-    const plain = await connectClient(proxy, { caller: "someone" });
+    const coding = await connectClient(proxy, { caller: "claude-code", era });
+    const plain = await connectClient(proxy, { caller: "someone", era });
     const notified = { coding: 0, plain: 0 };
-    coding.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    await onToolsChanged(coding.client, () => {
       notified.coding += 1;
     });
-    plain.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    await onToolsChanged(plain.client, () => {
       notified.plain += 1;
     });
     try {
@@ -462,8 +462,9 @@ describe("reload (in memory)", () => {
       const [d] = (await coding.client.listTools()).tools;
       expect(d?.description).toContain("gamma: read_file, write_file");
       expect(d?.description).not.toContain("beta");
-      // In-memory transports deliver in order: a notification sent would have arrived by now.
-      await plain.client.listTools();
+      // In-memory transports deliver in order: a notification sent would have arrived by now
+      // (a round trip, not the client's cached list).
+      await plain.client.listTools(undefined, { cacheMode: "bypass" });
       expect(notified.coding).toBeGreaterThan(0);
       expect(notified.plain).toBe(0);
       expect(

@@ -1,9 +1,9 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Proxy } from "../../src/proxy.js";
 import { parseConfig } from "../../src/config/load.js";
+import { onToolsChanged } from "../helpers/clients.js";
 import { connectClient, memoryProxy } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";
 
@@ -111,9 +111,9 @@ describe("registry", () => {
     await proxy.start();
     const { client, close } = await connectClient(proxy);
     try {
-      const notified = new Promise<void>((resolve) =>
-        client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
-      );
+      let notify = () => {};
+      const notified = new Promise<void>((resolve) => (notify = resolve));
+      await onToolsChanged(client, () => notify());
       const changed = new Promise<void>((resolve) =>
         proxy!.context.registry.onChange(() => resolve()),
       );

@@ -1,0 +1,315 @@
+/**
+ * 2025-era requests over HTTP, with sessions no replica has to hold: every request is served by
+ * a fresh server on a stateless transport, seeded from the session id, which is a signed copy of
+ * what the session's initialize said (session-token.ts). Any replica with the same key serves
+ * any request of any session. What needs one connection stays on the replica that has it: the
+ * GET stream (list_changed), and the calls a `notifications/cancelled` can stop.
+ */
+import {
+  isInitializeRequest,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type Server,
+} from "@modelcontextprotocol/server";
+import { errorMessage } from "../errors.js";
+import type { ProxyContext } from "./context.js";
+import { LegacySessionTable, type SessionState } from "./legacy-sessions.js";
+import { watchCatalog } from "./list-changed.js";
+import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
+import { SeededTransport } from "./seeded-transport.js";
+import { SessionTokens, type SessionClaims } from "./session-token.js";
+
+export interface LegacyOptions {
+  /** Signs session ids; replicas that share it serve each other's sessions. */
+  key: Buffer;
+  /** A session with nothing open here for this long is ended here. */
+  idleMs: number;
+  /** A session id is refused everywhere this long after its initialize. */
+  maxAgeMs: number;
+  /** Sessions this replica keeps state for (see legacy-sessions.ts). */
+  maxSessions: number;
+  now: () => number;
+}
+
+interface Served {
+  response: Response;
+  server: Server;
+  /** Close the exchange's server and transport (ends its stream; aborts its handler). */
+  end: () => void;
+}
+
+type FetchOptions = { authInfo?: AuthInfo; parsedBody?: unknown };
+
+/** The 2025-era HTTP endpoint of one replica. */
+export class LegacyEndpoint {
+  private readonly tokens: SessionTokens;
+  private readonly sessions: LegacySessionTable;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly ctx: ProxyContext,
+    private readonly options: LegacyOptions,
+  ) {
+    this.tokens = new SessionTokens(options.key);
+    this.sessions = new LegacySessionTable(options);
+    this.sweeper = setInterval(
+      () => {
+        const closed = this.sessions.sweep();
+        if (closed > 0) ctx.logger.debug(`ended ${closed} HTTP session(s) idle past sessionIdleMs`);
+      },
+      Math.max(10, Math.min(60_000, Math.floor(options.idleMs / 2))),
+    );
+    this.sweeper.unref();
+  }
+
+  /** Sessions this replica knows to be live. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  async fetch(request: Request, options: FetchOptions): Promise<Response> {
+    const body = options.parsedBody;
+    if (request.method === "POST" && isInitializeRequest(body))
+      return this.initialize(request, options);
+    const sid = request.headers.get("mcp-session-id");
+    // A body the parser did not take (not JSON): the SDK says what is wrong with it.
+    if (sid === null && request.method === "POST" && body === undefined)
+      return (await this.serve(request, options)).response;
+    if (sid === null) {
+      return rpcError(
+        400,
+        -32000,
+        "Bad Request: Mcp-Session-Id header is required. Send initialize first to open a session.",
+      );
+    }
+    const claims = this.tokens.verify(sid, this.options.now());
+    const auth = options.authInfo?.extra;
+    if (
+      !claims ||
+      this.sessions.isEnded(sid) ||
+      (auth?.pinned === true && claims.owner !== callerOfAuth(options.authInfo))
+    )
+      return rpcError(404, -32001, "Session not found: initialize a new session.");
+    const state = this.sessions.state(sid, claims.exp);
+    switch (request.method) {
+      case "DELETE":
+        this.sessions.end(sid, claims.exp);
+        return new Response(null, { status: 200 });
+      case "GET":
+        return this.stream(request, options, claims, state);
+      case "POST":
+        return this.post(request, options, claims, state);
+      default:
+        return rpcError(405, -32000, "Method not allowed: use POST, GET or DELETE.");
+    }
+  }
+
+  /** End every session's stream and calls, and stop the idle sweep (shutdown). */
+  close(): void {
+    clearInterval(this.sweeper);
+    this.sessions.closeAll();
+  }
+
+  /** Serve initialize on a fresh server and name the new session in the answer. */
+  private async initialize(request: Request, options: FetchOptions): Promise<Response> {
+    const params = (options.parsedBody as { params: InitializeParams }).params;
+    const { response } = await this.serve(request, options);
+    if (response.status !== 200) return response;
+    const now = this.options.now();
+    const owner =
+      options.authInfo?.extra?.pinned === true ? callerOfAuth(options.authInfo) : undefined;
+    const claims: SessionClaims = {
+      // What the SDK's initialize answered with: the client's version when supported, else ours.
+      v: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)
+        ? params.protocolVersion
+        : LATEST_PROTOCOL_VERSION,
+      ci: {
+        name: params.clientInfo.name,
+        version: params.clientInfo.version,
+        ...(params.clientInfo.title !== undefined && { title: params.clientInfo.title }),
+      },
+      cc: params.capabilities,
+      ...(owner !== undefined && { owner }),
+      iat: now,
+      exp: now + this.options.maxAgeMs,
+    };
+    const sid = this.tokens.sign(claims);
+    this.sessions.state(sid, claims.exp);
+    const headers = new Headers(response.headers);
+    headers.set("mcp-session-id", sid);
+    return new Response(response.body, { status: response.status, headers });
+  }
+
+  /** A POST of a session: requests on a fresh seeded server; cancellations to the calls here. */
+  private async post(
+    request: Request,
+    options: FetchOptions,
+    claims: SessionClaims,
+    state: SessionState,
+  ): Promise<Response> {
+    const body = options.parsedBody;
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    for (const id of cancelledIds(messages)) state.calls.get(id)?.();
+    // Notifications and responses only: nothing for a server to answer (cancellations are done).
+    if (body !== undefined && messages.every((m) => !isRequest(m)))
+      return new Response(null, { status: 202 });
+    const served = await this.serve(request, options, claims, state);
+    // A single request can be cancelled by id; a batch shares its stream with requests that
+    // were not cancelled, so it is not tracked.
+    const id = messages.length === 1 ? requestId(messages[0]) : undefined;
+    if (id === undefined || served.response.body === null) return served.response;
+    state.calls.set(id, served.end);
+    return whenEnded(served.response, () => {
+      if (state.calls.get(id) === served.end) state.calls.delete(id);
+    });
+  }
+
+  /** GET: the session's server-to-client stream, held on this replica while it lasts. */
+  private async stream(
+    request: Request,
+    options: FetchOptions,
+    claims: SessionClaims,
+    state: SessionState,
+  ): Promise<Response> {
+    if (state.endStream) {
+      return rpcError(409, -32000, "Conflict: only one SSE stream is allowed per session.");
+    }
+    const served = await this.serve(request, options, claims, state);
+    if (served.response.status !== 200 || served.response.body === null) return served.response;
+    const unsubscribe = watchCatalog(
+      this.ctx,
+      state,
+      () => served.server.sendToolListChanged(),
+      () => callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER,
+    );
+    state.endStream = served.end;
+    return whenEnded(served.response, () => {
+      unsubscribe();
+      if (state.endStream === served.end) delete state.endStream;
+    });
+  }
+
+  /**
+   * One exchange on a fresh server and stateless transport, seeded with the session when there
+   * is one. The server lives until the answer (an SSE stream, perhaps) ends or the client goes.
+   */
+  private async serve(
+    request: Request,
+    options: FetchOptions,
+    claims?: SessionClaims,
+    state?: SessionState,
+  ): Promise<Served> {
+    const server = createDownstream(this.ctx, { era: "legacy", ...(state && { memory: state }) });
+    const inner = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(claims ? new SeededTransport(inner, claims) : inner);
+    const closed = state ? this.sessions.opened(state) : () => {};
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      closed();
+      server
+        .close()
+        .catch((err: unknown) =>
+          this.ctx.logger.debug(`HTTP exchange close: ${errorMessage(err)}`),
+        );
+    };
+    request.signal.addEventListener("abort", end, { once: true });
+    let response: Response;
+    try {
+      response = await inner.handleRequest(request, {
+        ...(options.authInfo && { authInfo: options.authInfo }),
+        ...(options.parsedBody !== undefined && { parsedBody: options.parsedBody }),
+      });
+    } catch (err) {
+      end();
+      throw err;
+    }
+    if (response.body === null || !isEventStream(response)) {
+      end();
+      return { response, server, end };
+    }
+    // toNodeHandler sends the status and headers with the first chunk only: without one, a
+    // client would wait for them until the first event or keep-alive (15 s).
+    return { response: whenEnded(response, end, ": open\n\n"), server, end };
+  }
+}
+
+interface InitializeParams {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  clientInfo: { name: string; version: string; title?: string };
+}
+
+/** A JSON-RPC error answer that names no request. */
+export function rpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
+}
+
+function isEventStream(response: Response): boolean {
+  return response.headers.get("content-type")?.includes("text/event-stream") === true;
+}
+
+/**
+ * `response` with `onEnd` called once when its body is fully read, fails, or is cancelled;
+ * `first` (an SSE comment) goes out before the body.
+ */
+function whenEnded(response: Response, onEnd: () => void, first?: string): Response {
+  if (response.body === null) {
+    onEnd();
+    return response;
+  }
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
+  let done = false;
+  const finish = () => {
+    if (!done) {
+      done = true;
+      onEnd();
+    }
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first !== undefined) controller.enqueue(new TextEncoder().encode(first));
+    },
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          finish();
+          controller.close();
+        } else controller.enqueue(chunk.value);
+      } catch (err) {
+        finish();
+        controller.error(err);
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isRequest(message: unknown): boolean {
+  return isRecord(message) && typeof message.method === "string" && message.id !== undefined;
+}
+
+function requestId(message: unknown): string | number | undefined {
+  if (!isRecord(message) || !isRequest(message)) return undefined;
+  return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined;
+}
+
+function cancelledIds(messages: unknown[]): (string | number)[] {
+  return messages.flatMap((m) => {
+    if (!isRecord(m) || m.method !== "notifications/cancelled" || !isRecord(m.params)) return [];
+    const id = m.params.requestId;
+    return typeof id === "string" || typeof id === "number" ? [id] : [];
+  });
+}

@@ -1,0 +1,264 @@
+/**
+ * Bad input over raw HTTP, both eras: each gets the spec's error code and a clear message,
+ * never a crash or a hang, and the endpoint keeps serving.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Proxy } from "../../src/proxy.js";
+import { serveHttp, type HttpHandle } from "../../src/server/http.js";
+import { memoryProxy } from "../helpers/inmemory.js";
+import { DISCOVER, ENVELOPE, INITIALIZE, modernHeaders } from "../helpers/proxy.js";
+
+let proxy: Proxy;
+let http: HttpHandle;
+/** The test's clock for session ids: issued at `now`, checked at `now`. */
+let now = 1_800_000_000_000;
+const DAY = 24 * 3600_000;
+
+beforeAll(async () => {
+  proxy = memoryProxy({ s: () => new McpServer({ name: "s", version: "1" }) });
+  await proxy.start();
+  http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0, now: () => now });
+});
+afterAll(async () => {
+  await http?.close();
+  await proxy?.close();
+});
+
+const JSON_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+interface Answer {
+  status: number;
+  code?: number;
+  message: string;
+  headers: Headers;
+}
+
+/** POST `body` (raw when a string); the JSON-RPC error of the answer, if it has one. */
+async function post(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const res = await fetch(http.url, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return answer(res);
+}
+
+async function answer(res: Response): Promise<Answer> {
+  const text = await res.text();
+  // An SSE answer carries its JSON-RPC message in a data line.
+  const json = text.startsWith("{") ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? "{}");
+  const parsed = JSON.parse(json) as { error?: { code: number; message: string } };
+  return {
+    status: res.status,
+    ...(parsed.error && { code: parsed.error.code }),
+    message: parsed.error?.message ?? text,
+    headers: res.headers,
+  };
+}
+
+/** A modern tools/list with its headers; `meta` replaces the envelope. */
+function modernList(meta: unknown = ENVELOPE) {
+  return { jsonrpc: "2.0", id: 7, method: "tools/list", params: { _meta: meta } };
+}
+
+/** A legacy session's id, from a real initialize. */
+async function openSession(): Promise<string> {
+  const res = await fetch(http.url, {
+    method: "POST",
+    headers: JSON_HEADERS,
+    body: JSON.stringify(INITIALIZE),
+  });
+  await res.text();
+  const sid = res.headers.get("mcp-session-id");
+  expect(sid).toBeTruthy();
+  return sid!;
+}
+
+const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list" };
+
+describe("a request whose era cannot be told", () => {
+  it("a body that is not JSON-RPC: 400, -32600", async () => {
+    const a = await post({ foo: 1 });
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32600);
+    expect(a.message).toMatch(/not a valid JSON-RPC message/);
+  });
+
+  it("a body that is not JSON: 400, -32700", async () => {
+    const a = await post("{not json");
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32700);
+  });
+
+  it("a body that is not application/json: 415", async () => {
+    const res = await fetch(http.url, {
+      method: "POST",
+      headers: { ...JSON_HEADERS, "content-type": "text/plain" },
+      body: JSON.stringify(LIST),
+    });
+    expect(res.status).toBe(415);
+    expect((await answer(res)).message).toMatch(/Content-Type must be application\/json/);
+  });
+});
+
+describe("unsupported protocol versions", () => {
+  it("in the envelope: 400, -32022 naming the supported version", async () => {
+    const a = await post(
+      modernList({ ...ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2099-01-01" }),
+      { ...modernHeaders("tools/list"), "mcp-protocol-version": "2099-01-01" },
+    );
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32022);
+    expect(a.message).toMatch(/2099-01-01/);
+  });
+
+  it("in MCP-Protocol-Version of a 2025-era session request: 400 naming the supported ones", async () => {
+    const sid = await openSession();
+    const a = await post(LIST, { "mcp-session-id": sid, "mcp-protocol-version": "1999-01-01" });
+    expect(a.status).toBe(400);
+    expect(a.message).toMatch(/Unsupported protocol version: 1999-01-01/);
+  });
+
+  it("in a 2025 initialize: the spec's answer, the latest version we speak", async () => {
+    const a = await post({
+      ...INITIALIZE,
+      params: { ...INITIALIZE.params, protocolVersion: "1999-01-01" },
+    });
+    expect(a.status).toBe(200);
+    expect(a.message).toContain('"protocolVersion":"2025-11-25"');
+  });
+});
+
+describe("2026-07-28 requests missing what the revision requires", () => {
+  it("no _meta envelope: 400, -32602", async () => {
+    const a = await post(
+      { jsonrpc: "2.0", id: 7, method: "tools/list", params: {} },
+      modernHeaders("tools/list"),
+    );
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32602);
+    expect(a.message).toMatch(/_meta/);
+  });
+
+  it("an envelope without clientCapabilities: 400, -32602 naming the key", async () => {
+    const { "io.modelcontextprotocol/clientCapabilities": _, ...partial } = ENVELOPE;
+    const a = await post(modernList(partial), modernHeaders("tools/list"));
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32602);
+    expect(a.message).toMatch(/clientCapabilities/);
+  });
+
+  it("no Mcp-Method header: 400 naming it", async () => {
+    const a = await post(modernList(), { "mcp-protocol-version": "2026-07-28" });
+    expect(a.status).toBe(400);
+    expect(a.message).toMatch(/Mcp-Method header is absent/);
+  });
+
+  it("a tools/call without Mcp-Name: 400 naming it", async () => {
+    const call = {
+      jsonrpc: "2.0",
+      id: 8,
+      method: "tools/call",
+      params: { name: "describe", arguments: {}, _meta: ENVELOPE },
+    };
+    const a = await post(call, modernHeaders("tools/call"));
+    expect(a.status).toBe(400);
+    expect(a.message).toMatch(/Mcp-Name header is absent/);
+    // With it, the same call is answered.
+    const ok = await post(call, modernHeaders("tools/call", "describe"));
+    expect(ok.status).toBe(200);
+    expect(ok.code).toBeUndefined();
+  });
+
+  it("a batch with a 2026-07-28 request: 400, -32600", async () => {
+    const a = await post([modernList(), LIST], modernHeaders("tools/list"));
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32600);
+    expect(a.message).toMatch(/batches may not contain requests for protocol revision 2026-07-28/);
+  });
+});
+
+describe("sessions", () => {
+  it("a 2026-07-28 request with a 2025 session id: 400, mixed eras refused", async () => {
+    const sid = await openSession();
+    const a = await post(modernList(), { ...modernHeaders("tools/list"), "mcp-session-id": sid });
+    expect(a.status).toBe(400);
+    expect(a.code).toBe(-32600);
+    expect(a.message).toMatch(/cannot use a 2025-era session/);
+  });
+
+  it("a 2026-07-28 discover is never given a session", async () => {
+    const a = await post(DISCOVER, modernHeaders("server/discover"));
+    expect(a.status).toBe(200);
+    expect(a.headers.get("mcp-session-id")).toBeNull();
+  });
+
+  it("a 2025 request without a session id: 400 saying to initialize", async () => {
+    const a = await post(LIST);
+    expect(a.status).toBe(400);
+    expect(a.message).toMatch(/Mcp-Session-Id header is required/);
+  });
+
+  it("a forged session id: 404, -32001", async () => {
+    const sid = await openSession();
+    const [body, mac] = sid.split(".") as [string, string];
+    // Another client name in the claims, the old signature.
+    const claims = JSON.parse(Buffer.from(body, "base64url").toString()) as {
+      ci: { name: string };
+    };
+    claims.ci.name = "claude-code";
+    const forged = `${Buffer.from(JSON.stringify(claims)).toString("base64url")}.${mac}`;
+    for (const bad of [forged, `${body}.${mac.slice(1)}`, "not-a-session", `${body}`]) {
+      const a = await post(LIST, { "mcp-session-id": bad });
+      expect(a.status, bad).toBe(404);
+      expect(a.code).toBe(-32001);
+    }
+    expect((await post(LIST, { "mcp-session-id": sid })).status).toBe(200);
+  });
+
+  it("an expired session id: 404, -32001, on every request kind", async () => {
+    const sid = await openSession();
+    expect((await post(LIST, { "mcp-session-id": sid })).status).toBe(200);
+    now += DAY + 1;
+    try {
+      expect((await post(LIST, { "mcp-session-id": sid })).status).toBe(404);
+      const get = await fetch(http.url, {
+        headers: { accept: "text/event-stream", "mcp-session-id": sid },
+      });
+      expect(get.status).toBe(404);
+      await get.body?.cancel();
+    } finally {
+      now -= DAY + 1;
+    }
+  });
+
+  it("a deleted session: 404 afterwards", async () => {
+    const sid = await openSession();
+    const del = await fetch(http.url, { method: "DELETE", headers: { "mcp-session-id": sid } });
+    expect(del.status).toBe(200);
+    expect((await post(LIST, { "mcp-session-id": sid })).status).toBe(404);
+  });
+
+  it("two identical clients initializing at the same instant get two sessions", async () => {
+    // The test's clock stands still: same claims, same issue time.
+    const first = await openSession();
+    const second = await openSession();
+    expect(second).not.toBe(first);
+    await fetch(http.url, { method: "DELETE", headers: { "mcp-session-id": first } });
+    expect((await post(LIST, { "mcp-session-id": second })).status).toBe(200);
+  });
+
+  it("still serves after all of the above", async () => {
+    const sid = await openSession();
+    const a = await post(LIST, { "mcp-session-id": sid });
+    expect(a.status).toBe(200);
+    expect(a.message).toContain('"name":"describe"');
+    const m = await post(modernList(), modernHeaders("tools/list"));
+    expect(m.status).toBe(200);
+    expect(m.message).toContain('"name":"describe"');
+  });
+});
