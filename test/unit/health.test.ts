@@ -30,7 +30,7 @@ function flakyUpstream(startDown = false) {
       live.add(server);
       const [c, s] = InMemoryTransport.createLinkedPair();
       await server.connect(s);
-      return connectTransport(c, 1_000);
+      return connectTransport(c, { timeoutMs: 1_000 });
     },
     takeDown: async () => {
       down = true;
