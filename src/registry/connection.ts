@@ -141,6 +141,8 @@ export interface ClientFactoryOptions {
   connectTimeoutMs: number;
   /** Seconds a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** Bound on a stdio upstream's answer to the era probe (default STDIO_PROBE_TIMEOUT_MS). */
+  stdioProbeTimeoutMs?: number;
 }
 
 /**
@@ -203,7 +205,10 @@ export function createClientFactory(
         });
         return openSession(transport, {
           timeoutMs,
-          probeTimeoutMs: Math.min(STDIO_PROBE_TIMEOUT_MS, timeoutMs),
+          probeTimeoutMs: Math.min(
+            options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
+            timeoutMs,
+          ),
           ...(signal && { signal }),
           ...(prior && { prior }),
           explain: (err) => stdioFailure(err, transport.exit, recent),
