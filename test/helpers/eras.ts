@@ -37,11 +37,7 @@ export type ToolAnswer = Record<string, unknown> & { content?: unknown; isError?
 export interface Downstream {
   readonly era: ClientEra;
   /** Run a tool through the `call` meta-tool. */
-  call(
-    method: string,
-    args: Record<string, unknown>,
-    options?: CallOptions,
-  ): Promise<ToolAnswer>;
+  call(method: string, args: Record<string, unknown>, options?: CallOptions): Promise<ToolAnswer>;
   /** The text of describe(target). */
   describe(target: string): Promise<string>;
   /** Resolves at the next tools list_changed mcpx sends this client. */
