@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
+import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
@@ -18,6 +19,7 @@ import { ROOT } from "./upstreams.js";
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
+  eras: runErasBench,
   startup: runStartupBench,
   memory: runMemoryBench,
 };
