@@ -148,10 +148,11 @@ export interface ClientFactoryOptions {
 /**
  * How long a stdio upstream gets to answer the era probe (server/discover) before it is taken for
  * a legacy server and sent initialize on the same pipe. Only servers that ignore unknown requests
- * before initialize pay it, once per upstream (the verdict is kept); a modern server slower than
- * this to start is served as legacy, which works.
+ * before initialize pay it, once per upstream (the verdict is kept until the server is found down).
+ * The clock starts at spawn, so it also covers the server's own startup: a modern server slower
+ * than this to start is served as legacy, which works.
  */
-export const STDIO_PROBE_TIMEOUT_MS = 3_000;
+export const STDIO_PROBE_TIMEOUT_MS = 5_000;
 
 const LEGACY: PriorDiscovery = { kind: "legacy" };
 
@@ -203,7 +204,7 @@ export function createClientFactory(
           ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
           ...(options.tracker && { tracker: options.tracker }),
         });
-        return openSession(transport, {
+        const opening = openSession(transport, {
           timeoutMs,
           probeTimeoutMs: Math.min(
             options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
@@ -213,17 +214,20 @@ export function createClientFactory(
           ...(prior && { prior }),
           explain: (err) => stdioFailure(err, transport.exit, recent),
         });
+        return { transport, opening };
       };
       return factory(async (signal) => {
         const prior = verdict;
+        const first = spawnAndOpen(signal, prior);
         try {
-          return await spawnAndOpen(signal, prior);
+          return await first.opening;
         } catch (err) {
-          // Some legacy servers exit on any request before initialize, the probe included.
-          if (prior || signal?.aborted || sdkCode(err) !== SdkErrorCode.EraNegotiationFailed)
-            throw err;
-          log.info("ended during the era probe; starting it again as a legacy server");
-          return spawnAndOpen(signal, LEGACY);
+          // Some legacy servers exit on any request before initialize, the era probe included:
+          // the probe fails, or, when its timeout came first, the initialize after it.
+          const ended = first.transport.exit !== undefined && !first.transport.exit.requested;
+          if (prior || signal?.aborted || !ended) throw err;
+          log.info("ended while its era was probed; starting it again as a legacy server");
+          return spawnAndOpen(signal, LEGACY).opening;
         }
       });
     }

@@ -21,13 +21,20 @@ import {
 import { quietLogger } from "../helpers/inmemory.js";
 import { fixtureServer, npmServer, startHttpFixture, stop, text } from "../helpers/proxy.js";
 
-/** The client factory of one config entry, as the registry builds it; `lines` gets its log. */
-function factoryFor(entry: Record<string, unknown>, lines: string[] = []): ClientFactory {
+/**
+ * The client factory of one config entry, as the registry builds it; `lines` gets its log. The
+ * default probe timeout unless given: a loaded machine may start a server slowly.
+ */
+function factoryFor(
+  entry: Record<string, unknown>,
+  lines: string[] = [],
+  stdioProbeTimeoutMs?: number,
+): ClientFactory {
   const config = parseConfig({ mcpServers: { s: entry } }, "/test/mcpx.json", {});
   return createClientFactory(config.servers[0]!, {
     logger: quietLogger(lines),
     connectTimeoutMs: 15_000,
-    stdioProbeTimeoutMs: 500,
+    ...(stdioProbeTimeoutMs !== undefined && { stdioProbeTimeoutMs }),
   });
 }
 
@@ -93,7 +100,11 @@ describe("stdio upstreams: the era probe runs once per upstream", () => {
 
   it("a legacy server that ignores the probe is served as legacy after the probe timeout, once", async () => {
     const lines: string[] = [];
-    const factory = factoryFor(fixtureServer("faulty.mjs", { FAULT_PREINIT: "silent" }), lines);
+    const factory = factoryFor(
+      fixtureServer("faulty.mjs", { FAULT_PREINIT: "silent" }),
+      lines,
+      500,
+    );
     const first = await open(factory);
     expect(first.era).toBe("legacy");
     expect(count(lines, "pre-init server/discover")).toBe(1);
@@ -209,12 +220,17 @@ describe("a modern HTTP upstream", () => {
         aborted: number;
       }
     ).aborted;
+    // Cancelled once it runs upstream: at its first progress report.
     const controller = new AbortController();
-    const call = session.callTool("slow", { ms: 10_000 }, { ...opts, signal: controller.signal });
-    await expect
-      .poll(async () => (await requests()).some((r) => r.rpc === "tools/call"))
-      .toBe(true);
-    controller.abort(new Error("client gave up"));
+    const call = session.callTool(
+      "slow",
+      { ms: 2_000 },
+      {
+        ...opts,
+        signal: controller.signal,
+        onProgress: () => controller.abort(new Error("client gave up")),
+      },
+    );
     await expect(call).rejects.toThrow("client gave up");
     await expect
       .poll(
