@@ -25,7 +25,12 @@ import type {
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
 import { openSession, type OpenOptions, type SdkSession } from "./session.js";
-import { createRemoteTransport, ProcessTransport, type ChildTracker } from "./transport.js";
+import {
+  createRemoteTransport,
+  ProcessTransport,
+  type ChildTracker,
+  type RemoteSpec,
+} from "./transport.js";
 
 export type ListKind = "tools" | "resources" | "prompts";
 
@@ -182,8 +187,9 @@ export function createClientFactory(
         useSse = false;
       },
     });
-  const sse = (signal: AbortSignal | undefined) =>
-    openSession(createRemoteTransport(spec as Extract<typeof spec, { url: string }>, "sse"), {
+  // SSE is the legacy transport: its servers are legacy, no probe.
+  const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
+    openSession(createRemoteTransport(remote, "sse"), {
       timeoutMs,
       prior: LEGACY,
       ...(signal && { signal }),
@@ -234,14 +240,14 @@ export function createClientFactory(
     case "sse":
       return factory(async (signal) => {
         try {
-          return await sse(signal);
+          return await openSse(spec, signal);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }
       });
     case "http": {
       const connect = async (signal: AbortSignal | undefined) => {
-        if (useSse) return sse(signal);
+        if (useSse) return openSse(spec, signal);
         try {
           return await openSession(createRemoteTransport(spec, "http"), {
             timeoutMs,
@@ -252,7 +258,7 @@ export function createClientFactory(
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
           if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;
           log.info(`streamable HTTP answered ${err.status}; falling back to SSE`);
-          const session = await sse(signal);
+          const session = await openSse(spec, signal);
           useSse = true;
           return session;
         }

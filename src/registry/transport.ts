@@ -17,7 +17,7 @@ import type { UpstreamSpec } from "../config/load.js";
 import { Watchdog } from "./watchdog.js";
 
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
-type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
+export type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
 
 /**
  * Every child process a proxy spawned and has not yet seen exit: for a last-resort kill, and

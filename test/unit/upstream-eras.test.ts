@@ -181,6 +181,18 @@ describe("a modern HTTP upstream", () => {
     });
   });
 
+  it("lists and reads resources, templates and prompts", async () => {
+    const session = await open(factory);
+    expect((await session.listResources(opts)).map((r) => r.uri)).toEqual(["modern://readme"]);
+    expect((await session.listResourceTemplates(opts)).map((t) => t.uriTemplate)).toEqual([
+      "modern://item/{id}",
+    ]);
+    expect((await session.listPrompts(opts)).map((p) => p.name)).toEqual(["greet"]);
+    expect(await session.readResource("modern://item/7", opts)).toEqual({
+      contents: [{ uri: "modern://item/7", text: "item 7" }],
+    });
+  });
+
   it("log messages come only when the request names a level, at that level", async () => {
     const session = await open(factory);
     const got: LogMessage[] = [];
