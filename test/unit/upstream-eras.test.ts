@@ -18,6 +18,7 @@ import {
   type LogMessage,
   type UpstreamSession,
 } from "../../src/registry/connection.js";
+import { ChildTracker } from "../../src/registry/transport.js";
 import { quietLogger } from "../helpers/inmemory.js";
 import { fixtureServer, npmServer, startHttpFixture, stop, text } from "../helpers/proxy.js";
 
@@ -112,6 +113,32 @@ describe("stdio upstreams: the era probe runs once per upstream", () => {
     expect(text(await second.callTool("echo", { message: "quiet" }, opts))).toBe("quiet");
     expect(count(lines, "pre-init")).toBe(1);
   });
+
+  it("aborting a session while its era is probed ends it at once (the SDK's probe ignores the signal)", async () => {
+    const lines: string[] = [];
+    const tracker = new ChildTracker();
+    const config = parseConfig(
+      { mcpServers: { s: fixtureServer("faulty.mjs", { FAULT_PREINIT: "silent" }) } },
+      "/test/mcpx.json",
+      {},
+    );
+    const factory = createClientFactory(config.servers[0]!, {
+      logger: quietLogger(lines),
+      tracker,
+      connectTimeoutMs: 60_000,
+      stdioProbeTimeoutMs: 60_000,
+    });
+    const controller = new AbortController();
+    const opening = factory(controller.signal).then(
+      () => "opened",
+      () => "rejected",
+    );
+    await expect.poll(() => count(lines, "pre-init server/discover"), { timeout: 10_000 }).toBe(1);
+    controller.abort(new Error("pool closed"));
+    expect(await opening).toBe("rejected");
+    await expect.poll(() => tracker.size).toBe(0);
+    await tracker.close();
+  }, 20_000);
 
   it("forgetEra makes the next session probe again", async () => {
     const lines: string[] = [];
