@@ -121,8 +121,8 @@ export interface UpstreamSession {
   listen(options: RequestOptions): Promise<ListSubscription | undefined>;
   /** Receive the upstream's log messages until the returned function is called. */
   onLog(handler: (message: LogMessage) => void): () => void;
-  /** Called once when the session ends, whoever ended it. */
-  onClosed(handler: () => void): void;
+  /** Called once when the session ends, whoever ended it, unless the returned function was. */
+  onClosed(handler: () => void): () => void;
   close(): Promise<void>;
 }
 

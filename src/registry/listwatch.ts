@@ -70,10 +70,12 @@ export class ListWatch {
       if (live() && state.sub) {
         const opened = performance.now();
         const session = state.watched.session;
-        const why = await Promise.race([
-          state.sub.ended,
-          new Promise<"closed">((resolve) => session.onClosed(() => resolve("closed"))),
-        ]);
+        let stopWaiting = () => {};
+        const closed = new Promise<"closed">((resolve) => {
+          stopWaiting = session.onClosed(() => resolve("closed"));
+        });
+        // The shared session outlives many streams: no close handler left behind per stream.
+        const why = await Promise.race([state.sub.ended, closed]).finally(stopWaiting);
         lasted = performance.now() - opened;
         if (live()) this.options.logger.debug(`list_changed stream ended (${why}); reopening`);
       }

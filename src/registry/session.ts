@@ -108,7 +108,7 @@ export class SdkSession implements UpstreamSession {
   /** What later connects to the same upstream pass as `prior`. */
   readonly verdict: PriorDiscovery;
   private isClosed = false;
-  private readonly closeHandlers: (() => void)[] = [];
+  private readonly closeHandlers = new Set<() => void>();
   private readonly logHandlers = new Set<(message: LogMessage) => void>();
 
   constructor(
@@ -251,9 +251,10 @@ export class SdkSession implements UpstreamSession {
     return () => this.logHandlers.delete(handler);
   }
 
-  onClosed(handler: () => void): void {
+  onClosed(handler: () => void): () => void {
     if (this.isClosed) handler();
-    else this.closeHandlers.push(handler);
+    else this.closeHandlers.add(handler);
+    return () => this.closeHandlers.delete(handler);
   }
 
   async close(): Promise<void> {
