@@ -3,8 +3,13 @@ import js from "@eslint/js";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
-/** Only these files may import the MCP SDK: a future SDK v2 move stays in three places. */
-const SDK_IMPORTERS = ["src/registry/transport.ts", "src/registry/connection.ts", "src/server/**"];
+/** Only these files may import the MCP SDK: the upstream side (transport, connection and the session it opens) and src/server/. */
+const UPSTREAM_SDK_IMPORTERS = [
+  "src/registry/transport.ts",
+  "src/registry/connection.ts",
+  "src/registry/session.ts",
+];
+const SDK_IMPORTERS = [...UPSTREAM_SDK_IMPORTERS, "src/server/**"];
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "test/fixtures/corpus/**"] },
@@ -75,7 +80,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/registry/transport.ts", "src/registry/connection.ts"],
+    files: UPSTREAM_SDK_IMPORTERS,
     rules: {
       "no-restricted-imports": [
         "error",

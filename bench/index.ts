@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
+import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency.js";
 import { runSandboxBench } from "./sandbox.js";
 import { runStartupBench } from "./startup.js";
@@ -19,6 +20,7 @@ import { ROOT } from "./upstreams.js";
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
+  eras: runErasBench,
   startup: runStartupBench,
   memory: runMemoryBench,
   sandbox: runSandboxBench,

@@ -7,6 +7,7 @@ import type { Logger } from "../logger.js";
 import {
   classifyFailure,
   matchesUriTemplate,
+  type LogLevel,
   type LogMessage,
   type Progress,
 } from "../registry/connection.js";
@@ -30,6 +31,11 @@ export interface CallContext {
   onProgress?: (progress: Progress) => void;
   /** Upstream log messages (notifications/message) sent while the call runs. */
   onLog?: (message: LogMessage) => void;
+  /**
+   * The least severe level `onLog` wants. Modern upstreams send log messages only when the
+   * request names a level: without this one, debug is asked for and `onLog` filters.
+   */
+  logLevel?: LogLevel;
 }
 
 export interface ExecutorOptions {
@@ -173,6 +179,7 @@ export class Executor {
         timeoutMs,
         ...(ctx.signal && { signal: ctx.signal }),
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
+        ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
       });
       return {
         result: compressResult(result, this.options.compression),

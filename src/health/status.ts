@@ -4,6 +4,9 @@ import type { Registry } from "../registry/registry.js";
 
 export interface ServerReport {
   status: ServerStatus;
+  /** The protocol era the upstream speaks and the version negotiated, once it was reached. */
+  era?: "legacy" | "modern";
+  protocolVersion?: string;
   error?: string;
   tools: number;
   consecutiveFailures: number;
@@ -36,6 +39,10 @@ export function healthReport(registry: Registry): HealthReport {
     const sessions = stats[s.name];
     servers[s.name] = {
       status: s.status,
+      ...(s.identity?.era !== undefined && { era: s.identity.era }),
+      ...(s.identity?.protocolVersion !== undefined && {
+        protocolVersion: s.identity.protocolVersion,
+      }),
       ...(s.error !== undefined && s.status !== "ready" && { error: s.error }),
       tools: s.tools.length,
       consecutiveFailures: h.consecutiveFailures,

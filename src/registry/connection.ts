@@ -1,20 +1,16 @@
 /**
- * The upstream connection: an initialized SDK client session behind a small interface, so the
- * registry and executor never touch the SDK. Imports the SDK (see eslint.config.js).
+ * The upstream connection: initialized SDK client sessions behind a small interface, so the
+ * registry and executor never touch the SDK; the era each upstream speaks, learned once. Imports
+ * the SDK (see eslint.config.js); the session itself is in session.ts.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import {
-  CallToolResultSchema,
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UriTemplate,
+  type PriorDiscovery,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/load.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -26,16 +22,25 @@ import type {
   ToolDef,
   ToolResult,
 } from "../types.js";
-import { VERSION } from "../version.js";
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
-import { createRemoteTransport, ProcessTransport, type ChildTracker } from "./transport.js";
+import { openSession, type OpenOptions, type SdkSession } from "./session.js";
+import {
+  createRemoteTransport,
+  ProcessTransport,
+  type ChildTracker,
+  type RemoteSpec,
+} from "./transport.js";
 
 export type ListKind = "tools" | "resources" | "prompts";
 
+/** MCP log levels, least severe first. */
+export type LogLevel =
+  "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+
 /** An upstream's notifications/message: its level, optional logger name, and data. */
 export interface LogMessage {
-  level: "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+  level: LogLevel;
   logger?: string;
   data: unknown;
 }
@@ -46,25 +51,51 @@ export interface Progress {
   message?: string;
 }
 
-/** Options forwarded on every proxied request: abort signal, timeout, progress. */
+/** Options forwarded on every proxied request: abort signal, timeout, progress, log level. */
 export interface RequestOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  /**
+   * The least severe log level the caller wants from this request. Modern upstreams send log
+   * messages only for requests that name one; legacy upstreams ignore it.
+   */
+  logLevel?: LogLevel;
 }
 
-/** What an upstream said about itself at initialize. */
+/** The protocol era an upstream speaks: 2025-11-25 and before (initialize), or 2026-07-28+. */
+export type Era = "legacy" | "modern";
+
+/** What an upstream said about itself at initialize (legacy) or server/discover (modern). */
 export interface ServerIdentity {
   name?: string;
   version?: string;
   title?: string;
   instructions?: string;
   capabilities: Record<string, unknown>;
+  /** Set by every session; optional for identities built by hand (tests, placeholders). */
+  era?: Era;
+  /** The protocol version negotiated with it. */
+  protocolVersion?: string;
+}
+
+/** An open subscriptions/listen stream (modern upstreams): list changes arrive while it lasts. */
+export interface ListSubscription {
+  /** Settles when the stream ends: "local" when closed by us, else the upstream ended it. */
+  readonly ended: Promise<"local" | "graceful" | "remote">;
+  close(): Promise<void>;
 }
 
 /** One initialized MCP session with an upstream. */
 export interface UpstreamSession {
   readonly identity: ServerIdentity;
+  readonly era: Era;
+  readonly protocolVersion: string | undefined;
+  /**
+   * True for a modern upstream over HTTP: no state on the server, opening and closing the
+   * session cost nothing on the wire, every request stands alone.
+   */
+  readonly stateless: boolean;
   /** The child's pid for stdio upstreams. */
   readonly pid: number | undefined;
   readonly closed: boolean;
@@ -78,21 +109,32 @@ export interface UpstreamSession {
     options: RequestOptions,
   ): Promise<ToolResult>;
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult>;
+  /** A health round trip: ping (legacy) or server/discover (modern, which has no ping). */
   ping(options: RequestOptions): Promise<void>;
   /** Called when the upstream announces a changed list. */
   onListChanged(handler: (kind: ListKind) => void): void;
+  /**
+   * Modern upstreams announce list changes only on a subscriptions/listen stream: open one for
+   * the lists the upstream says change, feeding the onListChanged handlers. Undefined for
+   * legacy upstreams (they announce unasked) and for upstreams whose lists never change.
+   */
+  listen(options: RequestOptions): Promise<ListSubscription | undefined>;
   /** Receive the upstream's log messages until the returned function is called. */
   onLog(handler: (message: LogMessage) => void): () => void;
-  /** Called once when the session ends, whoever ended it. */
-  onClosed(handler: () => void): void;
+  /** Called once when the session ends, whoever ended it, unless the returned function was. */
+  onClosed(handler: () => void): () => void;
   close(): Promise<void>;
 }
 
 /**
  * Opens a fresh, initialized session with one upstream. Aborting `signal` while it opens tears
- * the attempt down (a spawned process is killed) and rejects.
+ * the attempt down (a spawned process is killed) and rejects. `forgetEra`, when present, drops
+ * the era learned so far: the next session probes again (a server that was down may have been
+ * upgraded or replaced).
  */
-export type ClientFactory = (signal?: AbortSignal) => Promise<UpstreamSession>;
+export type ClientFactory = ((signal?: AbortSignal) => Promise<UpstreamSession>) & {
+  forgetEra?: () => void;
+};
 
 export interface ClientFactoryOptions {
   logger: Logger;
@@ -104,9 +146,20 @@ export interface ClientFactoryOptions {
   connectTimeoutMs: number;
   /** Seconds a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** Bound on a stdio upstream's answer to the era probe (default STDIO_PROBE_TIMEOUT_MS). */
+  stdioProbeTimeoutMs?: number;
 }
 
-const CLIENT_INFO = { name: "mcpx", version: VERSION };
+/**
+ * How long a stdio upstream gets to answer the era probe (server/discover) before it is taken for
+ * a legacy server and sent initialize on the same pipe. Only servers that ignore unknown requests
+ * before initialize pay it, once per upstream (the verdict is kept until the server is found down).
+ * The clock starts at spawn, so it also covers the server's own startup: a modern server slower
+ * than this to start is served as legacy, which works.
+ */
+export const STDIO_PROBE_TIMEOUT_MS = 5_000;
+
+const LEGACY: PriorDiscovery = { kind: "legacy" };
 
 /** Build the client factory of one upstream from its config. */
 export function createClientFactory(
@@ -115,9 +168,36 @@ export function createClientFactory(
 ): ClientFactory {
   const { spec } = server;
   const log = options.logger.child(server.name);
+  const timeoutMs = options.connectTimeoutMs;
+  // What the first connect learned: later ones pass it as `prior` and skip the probe.
+  let verdict: PriorDiscovery | undefined;
+  // http only, learned once per upstream: a server that speaks only the old SSE transport.
+  let useSse = false;
+  const remember = (session: SdkSession): SdkSession => {
+    if (!verdict) {
+      verdict = session.verdict;
+      log.info(`speaks the ${session.era} protocol (${session.protocolVersion ?? "unknown"})`);
+    }
+    return session;
+  };
+  const factory = (open: (signal?: AbortSignal) => Promise<SdkSession>): ClientFactory =>
+    Object.assign(async (signal?: AbortSignal) => remember(await open(signal)), {
+      forgetEra: () => {
+        verdict = undefined;
+        useSse = false;
+      },
+    });
+  // SSE is the legacy transport: its servers are legacy, no probe.
+  const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
+    openSession(createRemoteTransport(remote, "sse"), {
+      timeoutMs,
+      prior: LEGACY,
+      ...(signal && { signal }),
+    });
+
   switch (spec.transport) {
-    case "stdio":
-      return async (signal) => {
+    case "stdio": {
+      const spawnAndOpen = (signal: AbortSignal | undefined, prior: PriorDiscovery | undefined) => {
         // This process's own last lines: what a server that exits at once says about why.
         const recent: string[] = [];
         const transport = new ProcessTransport(spec, {
@@ -130,58 +210,66 @@ export function createClientFactory(
           ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
           ...(options.tracker && { tracker: options.tracker }),
         });
-        return connectTransport(transport, options.connectTimeoutMs, signal, (err) =>
-          stdioFailure(err, transport.exit, recent),
-        );
+        const opening = openSession(transport, {
+          timeoutMs,
+          probeTimeoutMs: Math.min(
+            options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
+            timeoutMs,
+          ),
+          ...(signal && { signal }),
+          ...(prior && { prior }),
+          explain: (err) => stdioFailure(err, transport.exit, recent),
+        });
+        return { transport, opening };
       };
-    case "sse":
-      return async (signal) => {
+      return factory(async (signal) => {
+        const prior = verdict;
+        const first = spawnAndOpen(signal, prior);
         try {
-          return await connectTransport(
-            createRemoteTransport(spec, "sse"),
-            options.connectTimeoutMs,
-            signal,
-          );
+          return await first.opening;
+        } catch (err) {
+          // Some legacy servers exit on any request before initialize, the era probe included:
+          // the probe fails, or, when its timeout came first, the initialize after it.
+          const ended = first.transport.exit !== undefined && !first.transport.exit.requested;
+          if (prior || signal?.aborted || !ended) throw err;
+          log.info("ended while its era was probed; starting it again as a legacy server");
+          return spawnAndOpen(signal, LEGACY).opening;
+        }
+      });
+    }
+    case "sse":
+      return factory(async (signal) => {
+        try {
+          return await openSse(spec, signal);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }
-      };
+      });
     case "http": {
-      // Learned once per upstream: servers that only speak the old SSE transport.
-      let useSse = false;
       const connect = async (signal: AbortSignal | undefined) => {
-        if (useSse)
-          return connectTransport(
-            createRemoteTransport(spec, "sse"),
-            options.connectTimeoutMs,
-            signal,
-          );
+        if (useSse) return openSse(spec, signal);
         try {
-          return await connectTransport(
-            createRemoteTransport(spec, "http"),
-            options.connectTimeoutMs,
-            signal,
-          );
+          return await openSession(createRemoteTransport(spec, "http"), {
+            timeoutMs,
+            ...(signal && { signal }),
+            ...(verdict && { prior: verdict }),
+          });
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
-          if (!(err instanceof StreamableHTTPError) || !isClientError(err.code)) throw err;
-          log.info(`streamable HTTP answered ${err.code}; falling back to SSE`);
-          const session = await connectTransport(
-            createRemoteTransport(spec, "sse"),
-            options.connectTimeoutMs,
-            signal,
-          );
+          if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;
+          log.info(`streamable HTTP answered ${err.status}; falling back to SSE`);
+          const session = await openSse(spec, signal);
           useSse = true;
           return session;
         }
       };
-      return async (signal) => {
+      return factory(async (signal) => {
         try {
           return await connect(signal);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }
-      };
+      });
     }
     default: {
       const never: never = spec;
@@ -198,18 +286,37 @@ export interface UpstreamFailure {
 }
 
 /**
- * Classify an error from an UpstreamSession request. The SDK reports its own request timeouts
- * and closed connections as McpError with the JSON-RPC codes -32001 and -32000.
+ * Classify an error from an UpstreamSession request. The SDK reports its own timeouts (and
+ * aborts) and closed connections as SdkError codes; a request on a closed client is a plain
+ * "Not connected"; an HTTP upstream that went away is fetch's TypeError("fetch failed").
  */
 export function classifyFailure(err: unknown): UpstreamFailure {
-  const code = err instanceof McpError ? err.code : undefined;
-  const kind =
-    code === ErrorCode.RequestTimeout
-      ? "timeout"
-      : code === ErrorCode.ConnectionClosed
-        ? "closed"
-        : "other";
-  return { kind, message: errorMessage(err) };
+  return { kind: failureKind(err), message: errorMessage(err) };
+}
+
+function failureKind(err: unknown): UpstreamFailure["kind"] {
+  switch (sdkCode(err)) {
+    case SdkErrorCode.RequestTimeout:
+      return "timeout";
+    case SdkErrorCode.ConnectionClosed:
+    case SdkErrorCode.NotConnected:
+    case SdkErrorCode.SendFailed:
+      return "closed";
+    default:
+      break;
+  }
+  if (!(err instanceof Error)) return "other";
+  if (err.message === "Not connected") return "closed";
+  if (err instanceof TypeError && err.message === "fetch failed") return "closed";
+  return "other";
+}
+
+/** The SdkError code of `err` or of an error it wraps (our startup errors keep the SDK's as cause). */
+function sdkCode(err: unknown): SdkErrorCode | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof SdkError) return e.code;
+  }
+  return undefined;
 }
 
 /**
@@ -225,183 +332,17 @@ export function matchesUriTemplate(template: string, uri: string): boolean {
   }
 }
 
-function isClientError(code: number | undefined): boolean {
-  return code !== undefined && code >= 400 && code < 500;
+function isClientError(status: number): boolean {
+  return status >= 400 && status < 500;
 }
 
 /**
-/**
- * Initialize a session over any SDK transport (in-memory pairs in tests). Aborting `signal`
- * closes the transport (killing a spawned process) and rejects the connect. A failure is passed
- * through `explain` once the transport is closed (a child process has exited by then, and all it
- * wrote to stderr has been read).
+ * Open a session over any SDK transport (in-memory pairs in tests), probing the upstream's era.
+ * Aborting `signal` closes the transport and rejects the connect.
  */
 export async function connectTransport(
   transport: Transport,
-  timeoutMs: number,
-  signal?: AbortSignal,
-  explain: (err: unknown) => unknown = (err) => err,
+  options: Pick<OpenOptions, "timeoutMs" | "signal" | "probeTimeoutMs">,
 ): Promise<UpstreamSession> {
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
-  // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
-  client.onerror = () => {};
-  const abort = () => void client.close().catch(() => {});
-  if (signal?.aborted) throw new Error("cancelled before the session started");
-  signal?.addEventListener("abort", abort, { once: true });
-  try {
-    await client.connect(transport, { timeout: timeoutMs, ...(signal && { signal }) });
-  } catch (err) {
-    await client.close().catch(() => {
-      /* the connect error is the one worth reporting */
-    });
-    throw explain(err);
-  } finally {
-    signal?.removeEventListener("abort", abort);
-  }
-  return new SdkSession(client, transport);
-}
-
-class SdkSession implements UpstreamSession {
-  readonly identity: ServerIdentity;
-  private isClosed = false;
-  private readonly closeHandlers: (() => void)[] = [];
-  private readonly logHandlers = new Set<(message: LogMessage) => void>();
-
-  constructor(
-    private readonly client: Client,
-    private readonly transport: Transport,
-  ) {
-    const info = client.getServerVersion();
-    const instructions = client.getInstructions();
-    this.identity = {
-      capabilities: { ...(client.getServerCapabilities() ?? {}) },
-      ...(info?.name !== undefined && { name: info.name }),
-      ...(info?.version !== undefined && { version: info.version }),
-      ...(info?.title !== undefined && { title: info.title }),
-      ...(instructions !== undefined && { instructions }),
-    };
-    // A shared session's log lines go to every call in flight on it: they cannot be told apart.
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-      for (const h of this.logHandlers) h(n.params);
-    });
-    client.onclose = () => {
-      if (this.isClosed) return;
-      this.isClosed = true;
-      for (const h of this.closeHandlers) h();
-    };
-  }
-
-  get pid(): number | undefined {
-    return this.transport instanceof ProcessTransport ? this.transport.pid : undefined;
-  }
-
-  get closed(): boolean {
-    return this.isClosed;
-  }
-
-  async listTools(o: RequestOptions): Promise<ToolDef[]> {
-    if (!this.identity.capabilities.tools) return [];
-    return this.paginate(async (cursor) => {
-      const r = await this.client.listTools(cursor ? { cursor } : {}, sdkOptions(o));
-      return { items: r.tools, next: r.nextCursor };
-    });
-  }
-
-  async listResources(o: RequestOptions): Promise<ResourceDef[]> {
-    if (!this.identity.capabilities.resources) return [];
-    return this.paginate(async (cursor) => {
-      const r = await this.client.listResources(cursor ? { cursor } : {}, sdkOptions(o));
-      return { items: r.resources, next: r.nextCursor };
-    });
-  }
-
-  async listResourceTemplates(o: RequestOptions): Promise<ResourceTemplateDef[]> {
-    if (!this.identity.capabilities.resources) return [];
-    return this.paginate(async (cursor) => {
-      const r = await this.client.listResourceTemplates(cursor ? { cursor } : {}, sdkOptions(o));
-      return { items: r.resourceTemplates, next: r.nextCursor };
-    });
-  }
-
-  async listPrompts(o: RequestOptions): Promise<PromptDef[]> {
-    if (!this.identity.capabilities.prompts) return [];
-    return this.paginate(async (cursor) => {
-      const r = await this.client.listPrompts(cursor ? { cursor } : {}, sdkOptions(o));
-      return { items: r.prompts, next: r.nextCursor };
-    });
-  }
-
-  async callTool(
-    name: string,
-    args: Record<string, unknown>,
-    o: RequestOptions,
-  ): Promise<ToolResult> {
-    // A raw request, not client.callTool: a proxy passes results through, it does not judge them
-    // against the tool's outputSchema.
-    const result = await this.client.request(
-      { method: "tools/call", params: { name, arguments: args } },
-      CallToolResultSchema,
-      sdkOptions(o),
-    );
-    return result;
-  }
-
-  async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
-    return await this.client.readResource({ uri }, sdkOptions(o));
-  }
-
-  async ping(o: RequestOptions): Promise<void> {
-    await this.client.ping(sdkOptions(o));
-  }
-
-  onListChanged(handler: (kind: ListKind) => void): void {
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => handler("tools"));
-    this.client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
-      handler("resources"),
-    );
-    this.client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
-      handler("prompts"),
-    );
-  }
-
-  onLog(handler: (message: LogMessage) => void): () => void {
-    this.logHandlers.add(handler);
-    return () => this.logHandlers.delete(handler);
-  }
-
-  onClosed(handler: () => void): void {
-    if (this.isClosed) handler();
-    else this.closeHandlers.push(handler);
-  }
-
-  async close(): Promise<void> {
-    await this.client.close();
-  }
-
-  /** Walk every cursor. A server that repeats a cursor would loop forever: stop and say so. */
-  private async paginate<T>(
-    page: (cursor?: string) => Promise<{ items: T[]; next?: string | undefined }>,
-  ): Promise<T[]> {
-    const all: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const { items, next } = await page(cursor);
-      all.push(...items);
-      if (next !== undefined && seen.has(next))
-        throw new Error(`upstream repeated pagination cursor ${JSON.stringify(next)}`);
-      if (next !== undefined) seen.add(next);
-      cursor = next;
-    } while (cursor !== undefined);
-    return all;
-  }
-}
-
-function sdkOptions(o: RequestOptions) {
-  return {
-    timeout: o.timeoutMs,
-    resetTimeoutOnProgress: true,
-    ...(o.signal && { signal: o.signal }),
-    ...(o.onProgress && { onprogress: o.onProgress }),
-  };
+  return openSession(transport, options);
 }

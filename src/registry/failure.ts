@@ -54,9 +54,14 @@ function displayUrl(url: string): string {
   }
 }
 
-/** The network error under a fetch failure; Node wraps a refused dual-stack connect in an AggregateError. */
+/**
+ * The network error under a fetch failure, however deep (the SDK wraps fetch's TypeError in its
+ * own errors); Node wraps a refused dual-stack connect in an AggregateError.
+ */
 function causeOf(err: unknown): string | undefined {
-  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  let cause = (err as { cause?: unknown } | undefined)?.cause;
+  for (let depth = 0; cause instanceof Error && cause.cause instanceof Error && depth < 5; depth++)
+    cause = cause.cause;
   if (!(cause instanceof Error)) return undefined;
   if (cause.message) return cause.message;
   if (cause instanceof AggregateError && cause.errors.length > 0)

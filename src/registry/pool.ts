@@ -2,12 +2,15 @@ import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
 import type { ClientFactory, UpstreamSession } from "./connection.js";
+import { ListWatch, type WatchSession } from "./listwatch.js";
 
 /**
  * How calls to one upstream map onto sessions (SessionPolicy, from the config):
  * - isolated: every call gets a fresh session no other call has used (default);
  * - shared: one long-lived session multiplexes every call (stateful, expensive servers);
  * - caller: one long-lived session per caller, closed after `idleTimeoutMs` without calls.
+ * A modern upstream over HTTP is stateless: its sessions cost nothing to open or close, so an
+ * isolated pool keeps no spares for it.
  */
 
 export interface PoolOptions {
@@ -95,11 +98,17 @@ export class SessionPool {
   private closedBecause: keyof typeof CLOSED_MESSAGE | undefined;
   /** Called whenever a lease ends (retire() waits on it). */
   private onRelease: (() => void) | undefined;
+  /** The last session opened was modern over HTTP: opening one costs nothing, keep no spares. */
+  private stateless = false;
+  /** Modern upstreams' list_changed stream, one per pool, started by their first session. */
+  private readonly listWatch: ListWatch;
 
   constructor(
     private readonly factory: ClientFactory,
     private readonly options: PoolOptions,
-  ) {}
+  ) {
+    this.listWatch = new ListWatch(() => this.watchSession(), { logger: options.logger });
+  }
 
   get policy(): SessionPolicy {
     return this.options.policy;
@@ -179,6 +188,7 @@ export class SessionPool {
       if (
         healthy &&
         this.options.policy === "isolated" &&
+        !session.stateless &&
         !session.closed &&
         !this.closed &&
         this.spares.length < this.options.prewarm
@@ -198,6 +208,10 @@ export class SessionPool {
    * and busy callers' ones close when their running calls end (or fail on their own).
    */
   async reset(): Promise<void> {
+    await this.listWatch.stop();
+    // The upstream may come back as another server (upgraded, replaced): learn its era again.
+    this.factory.forgetEra?.();
+    this.stateless = false;
     const spares = this.spares.splice(0);
     const shared = this.shared;
     this.shared = undefined;
@@ -237,6 +251,7 @@ export class SessionPool {
   async close(): Promise<void> {
     this.closedBecause ??= "closed";
     for (const w of this.waiters.splice(0)) w.reject(this.closedError());
+    await this.listWatch.stop();
     // Sessions still starting are torn down now (their processes killed), not left to finish.
     this.lifetime.abort();
     await Promise.allSettled([...this.opening]);
@@ -294,7 +309,7 @@ export class SessionPool {
   }
 
   private refill(): void {
-    if (this.options.policy !== "isolated") return;
+    if (this.options.policy !== "isolated" || this.stateless) return;
     while (!this.closed && this.spares.length < this.options.prewarm) {
       const p = this.openSession();
       p.then(
@@ -492,8 +507,17 @@ export class SessionPool {
     }
     this.open.add(session);
     session.onClosed(() => this.open.delete(session));
+    this.stateless = session.stateless;
     this.options.onSession?.(session);
+    if (session.era === "modern") this.listWatch.start();
     return session;
+  }
+
+  /** The session the list_changed stream runs on: the shared one, else one of its own. */
+  private async watchSession(): Promise<WatchSession> {
+    if (this.options.policy === "shared")
+      return { session: await this.sharedSession(), own: false };
+    return { session: await this.openSession(), own: true };
   }
 
   private dispose(session: UpstreamSession): void {

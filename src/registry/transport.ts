@@ -4,17 +4,20 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ReadBuffer,
+  serializeMessage,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type JSONRPCMessage,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { UpstreamSpec } from "../config/load.js";
 import { Watchdog } from "./watchdog.js";
 
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
-type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
+export type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
 
 /**
  * Every child process a proxy spawned and has not yet seen exit: for a last-resort kill, and
@@ -104,6 +107,15 @@ export class ProcessTransport implements Transport {
     return this.exitStatus;
   }
 
+  /**
+   * The child's stderr. Also what makes the SDK's era probe treat this transport as stdio (it
+   * looks for `stderr` and `pid`): a silent legacy server then falls back to initialize after the
+   * probe timeout instead of failing the connect.
+   */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.child?.stderr ?? null;
+  }
+
   start(): Promise<void> {
     if (this.child) throw new Error("ProcessTransport already started");
     const env = this.spec.inheritEnv
@@ -147,6 +159,7 @@ export class ProcessTransport implements Transport {
         for (;;) {
           let message: JSONRPCMessage | null;
           try {
+            // The SDK's buffer skips lines that are not JSON; JSON that is not JSON-RPC throws.
             message = this.readBuffer.readMessage();
           } catch (err) {
             // A line that is not JSON-RPC (a noisy server): report it and keep reading.

@@ -86,7 +86,9 @@ export function renderCatalog(servers: readonly ServerState[]): string {
 
 /** describe("server"): its tools with compact signatures and first-sentence descriptions. */
 export function renderServer(s: ServerState): string {
-  const lines = [`## ${s.name}${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`];
+  const lines = [
+    `## ${s.name}${statusNote(s)}${s.identity?.era ? ` (MCP ${s.identity.protocolVersion ?? "?"}, ${s.identity.era})` : ""}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`,
+  ];
   if (s.status === "down") {
     // The header keeps only the error's first sentence; asked about this server, give all of it.
     if (s.error) lines.push(`Error: ${s.error}`);

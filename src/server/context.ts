@@ -35,6 +35,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Forward an upstream log message to the client (filtered by the level it asked for). */
   sendLog?: (message: LogMessage) => void;
+  /** The least severe log level the client wants (what upstreams are asked to send). */
+  logLevel?: LogMessage["level"];
   /** Forward progress to the client; present only when the client asked for progress. */
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }

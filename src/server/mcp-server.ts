@@ -217,6 +217,7 @@ function requestContext(
     view: ctx.views.forCaller(inputs.caller),
     signal: req.mcpReq.signal,
     ...(minLevel !== undefined && {
+      logLevel: minLevel,
       sendLog: (message) => {
         if (LEVELS.indexOf(message.level) < LEVELS.indexOf(minLevel)) return;
         void req.mcpReq

@@ -42,7 +42,7 @@ export function memoryProxy(
       if (!make) throw new Error(`no in-memory upstream ${server.name}`);
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await make().connect(serverSide);
-      return connectTransport(clientSide, 5_000);
+      return connectTransport(clientSide, { timeoutMs: 5_000 });
     },
   });
 }

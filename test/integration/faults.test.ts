@@ -112,7 +112,9 @@ describe.each(ERAS)("faults, %s client", (era) => {
     const state = path.join(tempDir(), "starts");
     await start(
       era,
-      { f: fixtureServer("faulty.mjs", { FAULT_FAIL_STARTS: "1", FAULT_STATE_FILE: state }) },
+      // Two failing starts: a stdio server that ends during the era probe is started once more
+      // as a legacy server before mcpx calls it down.
+      { f: fixtureServer("faulty.mjs", { FAULT_FAIL_STARTS: "2", FAULT_STATE_FILE: state }) },
       // The first retry comes at least 1.1 s after startup (1.5 s - 25% jitter): time to look.
       { health: { retryInitial: 1500 } },
     );

@@ -117,7 +117,7 @@ describe("classifyFailure (real SDK errors)", () => {
     server.registerTool("hang", { description: "never answers" }, () => new Promise(() => {}));
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    session = await connectTransport(clientSide, 5_000);
+    session = await connectTransport(clientSide, { timeoutMs: 5_000 });
   });
 
   afterAll(async () => {

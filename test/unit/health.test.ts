@@ -30,7 +30,7 @@ function flakyUpstream(startDown = false) {
       live.add(server);
       const [c, s] = InMemoryTransport.createLinkedPair();
       await server.connect(s);
-      return connectTransport(c, 1_000);
+      return connectTransport(c, { timeoutMs: 1_000 });
     },
     takeDown: async () => {
       down = true;
@@ -129,6 +129,31 @@ describe("health monitor", () => {
     } finally {
       await close();
     }
+  });
+
+  it("forgets the era a down server spoke: its comeback is probed afresh, not assumed", async () => {
+    const clock = new FakeClock();
+    const upstream = flakyUpstream();
+    let forgotten = 0;
+    const factory = Object.assign(() => upstream.factory(), {
+      forgetEra: () => {
+        forgotten += 1;
+      },
+    });
+    proxy = build({ ...upstream, factory }, clock);
+    await proxy.start();
+    const state = () => proxy!.context.registry.server("flaky")!;
+    await clock.advance(1000);
+    expect(state().status).toBe("ready");
+    // Healthy: the era learned at the first connect stays.
+    expect(forgotten).toBe(0);
+    await upstream.takeDown();
+    for (let i = 0; i < 3; i++) await clock.advance(1000);
+    expect(state().status).toBe("down");
+    upstream.bringBack();
+    await clock.advance(10_000);
+    expect(state().status).toBe("ready");
+    expect(forgotten).toBeGreaterThan(0);
   });
 
   it("computes backoff delays that double, are capped, and jitter within ±25%", async () => {

@@ -27,6 +27,7 @@ export const callTool: MetaTool = {
       signal: req.signal,
       ...(req.sendProgress && { onProgress: req.sendProgress }),
       ...(req.sendLog && { onLog: req.sendLog }),
+      ...(req.logLevel && { logLevel: req.logLevel }),
     });
   },
 };

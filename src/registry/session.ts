@@ -1,0 +1,323 @@
+/**
+ * One SDK client session with an upstream, in either protocol era, behind the UpstreamSession
+ * interface of connection.ts. Imports the SDK (see eslint.config.js).
+ */
+import {
+  Client,
+  LOG_LEVEL_META_KEY,
+  SERVER_INFO_META_KEY,
+  StreamableHTTPClientTransport,
+  type PriorDiscovery,
+  type RequestOptions as SdkRequestOptions,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { ResultSchema } from "@modelcontextprotocol/core";
+import type {
+  PromptDef,
+  ReadResourceResult,
+  ResourceDef,
+  ResourceTemplateDef,
+  ToolDef,
+  ToolResult,
+} from "../types.js";
+import { VERSION } from "../version.js";
+import type {
+  ListKind,
+  ListSubscription,
+  LogMessage,
+  RequestOptions,
+  ServerIdentity,
+  UpstreamSession,
+} from "./connection.js";
+import { ProcessTransport } from "./transport.js";
+
+const CLIENT_INFO = { name: "mcpx", version: VERSION };
+
+/**
+ * What mcpx declares to upstreams: nothing yet. Relaying roots, elicitation and sampling adds
+ * them here, with their request handlers in `newClient`.
+ */
+const CLIENT_CAPABILITIES = {};
+
+/** How a session is opened: bounds, cancellation, and the era learned earlier, if any. */
+export interface OpenOptions {
+  /** Bound on spawn + handshake (or probe). */
+  timeoutMs: number;
+  /** Bound on the `server/discover` probe when no `prior` verdict is given. */
+  probeTimeoutMs?: number;
+  signal?: AbortSignal;
+  /** The era verdict of an earlier connect: skips the probe (modern: no round trip at all). */
+  prior?: PriorDiscovery;
+  /** Turns a connect failure into the error reported (once the transport is closed). */
+  explain?: (err: unknown) => unknown;
+}
+
+/** The one place mcpx builds an SDK client for an upstream. */
+function newClient(probeTimeoutMs: number): Client {
+  const client = new Client(CLIENT_INFO, {
+    capabilities: CLIENT_CAPABILITIES,
+    // Without a prior verdict: probe with server/discover, fall back to initialize.
+    versionNegotiation: { mode: "auto", probe: { timeoutMs: probeTimeoutMs } },
+  });
+  // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
+  client.onerror = () => {};
+  return client;
+}
+
+/**
+ * Open a session over any SDK transport (in-memory pairs in tests). Aborting `signal` closes the
+ * transport (killing a spawned process) and rejects. A failure is passed through `explain` once
+ * the transport is closed (a child process has exited by then, and all it wrote to stderr has
+ * been read).
+ */
+export async function openSession(transport: Transport, options: OpenOptions): Promise<SdkSession> {
+  const { signal, explain = (err: unknown) => err } = options;
+  const client = newClient(options.probeTimeoutMs ?? options.timeoutMs);
+  // During the era probe the client does not own the transport yet: close both.
+  const abort = () => {
+    void client.close().catch(() => {});
+    void transport.close().catch(() => {});
+  };
+  if (signal?.aborted) throw new Error("cancelled before the session started");
+  signal?.addEventListener("abort", abort, { once: true });
+  try {
+    await client.connect(transport, {
+      timeout: options.timeoutMs,
+      ...(signal && { signal }),
+      ...(options.prior && { prior: options.prior }),
+    });
+  } catch (err) {
+    await client.close().catch(() => {
+      /* the connect error is the one worth reporting */
+    });
+    // The SDK's own transports close themselves; ours must end its process in every case.
+    await transport.close().catch(() => {});
+    throw explain(err);
+  } finally {
+    signal?.removeEventListener("abort", abort);
+  }
+  return new SdkSession(client, transport);
+}
+
+/** An initialized SDK client: the legacy era after initialize, the modern one after discover. */
+export class SdkSession implements UpstreamSession {
+  readonly identity: ServerIdentity;
+  readonly era: "legacy" | "modern";
+  readonly protocolVersion: string | undefined;
+  readonly stateless: boolean;
+  /** What later connects to the same upstream pass as `prior`. */
+  readonly verdict: PriorDiscovery;
+  private isClosed = false;
+  private readonly closeHandlers = new Set<() => void>();
+  private readonly logHandlers = new Set<(message: LogMessage) => void>();
+
+  constructor(
+    private readonly client: Client,
+    private readonly transport: Transport,
+  ) {
+    const discover = client.getDiscoverResult();
+    this.era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+    this.protocolVersion = client.getNegotiatedProtocolVersion();
+    this.verdict =
+      this.era === "modern" && discover ? { kind: "modern", discover } : { kind: "legacy" };
+    // A modern server over HTTP keeps nothing per client: each request stands alone.
+    this.stateless = this.era === "modern" && transport instanceof StreamableHTTPClientTransport;
+    const info = client.getServerVersion();
+    const instructions = client.getInstructions();
+    this.identity = {
+      capabilities: { ...(client.getServerCapabilities() ?? {}) },
+      era: this.era,
+      ...(this.protocolVersion !== undefined && { protocolVersion: this.protocolVersion }),
+      ...(info?.name !== undefined && { name: info.name }),
+      ...(info?.version !== undefined && { version: info.version }),
+      ...(info?.title !== undefined && { title: info.title }),
+      ...(instructions !== undefined && { instructions }),
+    };
+    // A shared session's log lines go to every call in flight on it: they cannot be told apart.
+    client.setNotificationHandler("notifications/message", (n) => {
+      for (const h of this.logHandlers) h(n.params);
+    });
+    client.onclose = () => {
+      if (this.isClosed) return;
+      this.isClosed = true;
+      for (const h of this.closeHandlers) h();
+    };
+  }
+
+  get pid(): number | undefined {
+    return this.transport instanceof ProcessTransport ? this.transport.pid : undefined;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  async listTools(o: RequestOptions): Promise<ToolDef[]> {
+    if (!this.identity.capabilities.tools) return [];
+    return this.paginate("tools/list", "tools", o, (t) => isObject(t.inputSchema));
+  }
+
+  async listResources(o: RequestOptions): Promise<ResourceDef[]> {
+    if (!this.identity.capabilities.resources) return [];
+    return this.paginate("resources/list", "resources", o, (r) => typeof r.uri === "string");
+  }
+
+  async listResourceTemplates(o: RequestOptions): Promise<ResourceTemplateDef[]> {
+    if (!this.identity.capabilities.resources) return [];
+    return this.paginate(
+      "resources/templates/list",
+      "resourceTemplates",
+      o,
+      (t) => typeof t.uriTemplate === "string",
+    );
+  }
+
+  async listPrompts(o: RequestOptions): Promise<PromptDef[]> {
+    if (!this.identity.capabilities.prompts) return [];
+    return this.paginate("prompts/list", "prompts", o, () => true);
+  }
+
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    o: RequestOptions,
+  ): Promise<ToolResult> {
+    // A modern upstream sends log messages only for requests that name a level.
+    const meta = this.era === "modern" && o.logLevel ? { [LOG_LEVEL_META_KEY]: o.logLevel } : {};
+    // A raw request with the loose result schema, not client.callTool: a proxy passes results
+    // through; it neither strips keys it does not know nor judges them against outputSchema.
+    const result = await this.client.request(
+      {
+        method: "tools/call",
+        params: { name, arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) },
+      },
+      ResultSchema,
+      sdkOptions(o),
+    );
+    const content = (result as { content?: unknown }).content;
+    return {
+      ...withoutEnvelope(result),
+      content: Array.isArray(content) ? (content as ToolResult["content"]) : [],
+    };
+  }
+
+  async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
+    const result = await this.client.request(
+      { method: "resources/read", params: { uri } },
+      ResultSchema,
+      sdkOptions(o),
+    );
+    const contents = (result as { contents?: unknown }).contents;
+    if (!Array.isArray(contents))
+      throw new Error("upstream sent a resources/read without contents");
+    return { ...withoutEnvelope(result), contents: contents as ReadResourceResult["contents"] };
+  }
+
+  async ping(o: RequestOptions): Promise<void> {
+    // The modern era has no ping: server/discover is the cheapest round trip it has.
+    if (this.era === "modern") await this.client.discover(sdkOptions(o));
+    else await this.client.ping(sdkOptions(o));
+  }
+
+  onListChanged(handler: (kind: ListKind) => void): void {
+    // Legacy: unsolicited notifications; modern: the same handlers, fed by listen().
+    this.client.setNotificationHandler("notifications/tools/list_changed", () => handler("tools"));
+    this.client.setNotificationHandler("notifications/resources/list_changed", () =>
+      handler("resources"),
+    );
+    this.client.setNotificationHandler("notifications/prompts/list_changed", () =>
+      handler("prompts"),
+    );
+  }
+
+  async listen(o: RequestOptions): Promise<ListSubscription | undefined> {
+    if (this.era !== "modern") return undefined;
+    const caps = this.identity.capabilities as Record<
+      string,
+      { listChanged?: boolean } | undefined
+    >;
+    const filter = {
+      ...(caps.tools?.listChanged && { toolsListChanged: true }),
+      ...(caps.resources?.listChanged && { resourcesListChanged: true }),
+      ...(caps.prompts?.listChanged && { promptsListChanged: true }),
+    };
+    if (Object.keys(filter).length === 0) return undefined;
+    const sub = await this.client.listen(filter, sdkOptions(o));
+    return { ended: sub.closed, close: () => sub.close() };
+  }
+
+  onLog(handler: (message: LogMessage) => void): () => void {
+    this.logHandlers.add(handler);
+    return () => this.logHandlers.delete(handler);
+  }
+
+  onClosed(handler: () => void): () => void {
+    if (this.isClosed) handler();
+    else this.closeHandlers.add(handler);
+    return () => this.closeHandlers.delete(handler);
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /**
+   * Walk every cursor with raw requests (the SDK's list verbs strip keys they do not know). A
+   * server that repeats a cursor would loop forever: stop and say so.
+   */
+  private async paginate<T>(
+    method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
+    key: string,
+    o: RequestOptions,
+    valid: (item: Record<string, unknown>) => boolean,
+  ): Promise<T[]> {
+    const all: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page = (await this.client.request(
+        { method, params: cursor === undefined ? {} : { cursor } },
+        ResultSchema,
+        sdkOptions(o),
+      )) as Record<string, unknown>;
+      const items = page[key];
+      if (!Array.isArray(items)) throw new Error(`upstream sent a ${method} result without ${key}`);
+      items.forEach((item: unknown, i) => {
+        if (!isObject(item) || typeof item.name !== "string" || !valid(item))
+          throw new Error(`upstream sent an invalid ${method} result: ${key}[${i}] is malformed`);
+      });
+      all.push(...(items as T[]));
+      const next = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
+      if (next !== undefined && seen.has(next))
+        throw new Error(`upstream repeated pagination cursor ${JSON.stringify(next)}`);
+      if (next !== undefined) seen.add(next);
+      cursor = next;
+    } while (cursor !== undefined);
+    return all;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A result without what the modern protocol adds to every answer (the upstream's serverInfo,
+ * cache hints, resultType): that describes the upstream's reply, not the tool's result, and
+ * mcpx answers its own clients with its own.
+ */
+function withoutEnvelope(result: Record<string, unknown>): Record<string, unknown> {
+  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, _meta, ...rest } = result;
+  if (!isObject(_meta)) return rest;
+  const { [SERVER_INFO_META_KEY]: _info, ...meta } = _meta;
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+}
+
+function sdkOptions(o: RequestOptions): SdkRequestOptions {
+  return {
+    timeout: o.timeoutMs,
+    resetTimeoutOnProgress: true,
+    ...(o.signal && { signal: o.signal }),
+    ...(o.onProgress && { onprogress: o.onProgress }),
+  };
+}
