@@ -184,7 +184,7 @@ for (const { era: clientEra, connect } of CLIENTS) {
       };
 
     beforeAll(async () => {
-      proxy = await startHttp(configFile);
+      proxy = await startHttp(configFile, [], {}, { era: "legacy" });
       client = await connect(proxy);
     }, 60_000);
     afterAll(async () => {
