@@ -78,6 +78,7 @@ export function parseConfig(raw: unknown, file: string, env: Env = process.env):
       file,
       inheritEnv: settings?.inheritEnv ?? false,
       callTimeoutMs: settings?.callTimeout ?? DEFAULTS.callTimeoutMs,
+      resultBudget: settings?.resultBudget ?? DEFAULTS.resultBudget,
     },
     env,
     found,

@@ -9,6 +9,8 @@ const timeoutMs = z
   .int()
   .positive()
   .max(24 * 3600 * 1000);
+/** Tokens a `call` result may take before it is cut and kept for paging. */
+const resultBudget = z.number().int().min(100).max(1_000_000);
 
 /** Keys mcpx understands in a server entry, whatever its transport. */
 const common = {
@@ -26,6 +28,8 @@ const common = {
   maxSessions: z.number().int().min(1).max(256).optional(),
   /** caller: close a caller's idle session after this many ms. */
   idleTimeout: timeoutMs.optional(),
+  /** This server's result budget in tokens (the top-level `resultBudget` otherwise). */
+  resultBudget: resultBudget.optional(),
 };
 
 /** Keys only a stdio server has. */
@@ -178,6 +182,8 @@ export const settingsSchema = z.strictObject({
   /** Default per-call timeout in ms (a server's own `timeout` wins). */
   callTimeout: timeoutMs.optional(),
   compression: compressionSchema.optional(),
+  /** Tokens a `call` result may take before it is cut and kept for paging (servers may override). */
+  resultBudget: resultBudget.optional(),
   health: healthSchema.optional(),
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */

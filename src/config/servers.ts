@@ -17,6 +17,8 @@ export interface ServerDefaults {
   file: string;
   inheritEnv: boolean;
   callTimeoutMs: number;
+  /** Result budget in tokens for servers that set none. */
+  resultBudget: number;
 }
 
 /**
@@ -79,6 +81,7 @@ function parseServer(
       maxSessions: entry.maxSessions ?? DEFAULTS.maxSessions,
       idleTimeoutMs: entry.idleTimeout ?? DEFAULTS.idleTimeoutMs,
     },
+    resultBudget: entry.resultBudget ?? defaults.resultBudget,
     ...(entry.description !== undefined && { description: entry.description }),
   };
 }
