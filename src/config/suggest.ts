@@ -31,3 +31,28 @@ export function nearest(input: string, candidates: readonly string[], limit = 3)
 export function didYouMean(guesses: readonly string[]): string {
   return guesses.length > 0 ? ` Did you mean ${guesses.map((g) => `"${g}"`).join(" or ")}?` : "";
 }
+
+/**
+ * The candidate a model most likely meant by a parameter name it wrote: another spelling of the
+ * same words (`repoName` → `repo_name`), a typo (`mesage` → `message`), or an abbreviation
+ * (`msg` → `message`, `desc` → `description`: same first letter, letters in order).
+ */
+export function suggestName(input: string, candidates: readonly string[]): string | undefined {
+  const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, "");
+  const wanted = plain(input);
+  const same = candidates.find((c) => plain(c) === wanted);
+  if (same) return same;
+  const typo = suggest(input, candidates);
+  if (typo) return typo;
+  if (wanted.length < 2) return undefined;
+  const abbreviated = candidates
+    .filter((c) => plain(c)[0] === wanted[0] && isSubsequence(wanted, plain(c)))
+    .sort((a, b) => a.length - b.length);
+  return abbreviated[0];
+}
+
+function isSubsequence(short: string, long: string): boolean {
+  let i = 0;
+  for (const c of long) if (c === short[i]) i++;
+  return i === short.length;
+}
