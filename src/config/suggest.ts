@@ -34,8 +34,9 @@ export function didYouMean(guesses: readonly string[]): string {
 
 /**
  * The candidate a model most likely meant by a parameter name it wrote: another spelling of the
- * same words (`repoName` → `repo_name`), a typo (`mesage` → `message`), or an abbreviation
- * (`msg` → `message`, `desc` → `description`: same first letter, letters in order).
+ * same words (`repoName` → `repo_name`), a typo (`mesage` → `message`), swapped letters
+ * (`titel` → `title`), or an abbreviation (`msg` → `message`, `desc` → `description`: same first
+ * letter, letters in order).
  */
 export function suggestName(input: string, candidates: readonly string[]): string | undefined {
   const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, "");
@@ -44,6 +45,9 @@ export function suggestName(input: string, candidates: readonly string[]): strin
   if (same) return same;
   const typo = suggest(input, candidates);
   if (typo) return typo;
+  const letters = (s: string) => [...plain(s)].sort().join("");
+  const swapped = candidates.find((c) => letters(c) === letters(input));
+  if (swapped) return swapped;
   if (wanted.length < 2) return undefined;
   const abbreviated = candidates
     .filter((c) => plain(c)[0] === wanted[0] && isSubsequence(wanted, plain(c)))

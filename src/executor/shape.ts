@@ -39,6 +39,9 @@ export interface ShapeRequest {
  */
 const HUGE = 20;
 
+/** The fewest tokens worth showing of a part that does not fit whole. */
+const MIN_HEAD = 50;
+
 /** Tokens kept for the words around a page (its heading, the next call). */
 const PAGE_RESERVE = 100;
 
@@ -203,14 +206,13 @@ export class ResultShaper {
         whole += estimateTokens(text);
         return void content.push({ type: "text", text });
       }
-      const cut = this.cutPart(part, remaining, pageBudget);
-      if (cut.next > 0) content.push({ type: "text", text: cut.head });
-      kept.push({
-        pageable: cut.pageable,
-        label: labelOf(part.label, cut.pageable),
-        next: cut.next,
-      });
-      whole += wholeTokens(text, cut, () => encodeWhole(part, this.encodeMode));
+      // Too little room left for a useful head: the part is only kept, and said so.
+      const room = remaining >= MIN_HEAD;
+      const cut = this.cutPart(part, room ? remaining : 0, pageBudget);
+      const next = room ? cut.next : 0;
+      if (next > 0) content.push({ type: "text", text: cut.head });
+      kept.push({ pageable: cut.pageable, label: labelOf(part.label, cut.pageable), next });
+      whole += wholeTokens(text, { ...cut, next }, () => encodeWhole(part, this.encodeMode));
       remaining = 0;
     });
     const id = this.store.put(req.caller, {
