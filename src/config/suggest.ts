@@ -35,8 +35,8 @@ export function didYouMean(guesses: readonly string[]): string {
 /**
  * The candidate a model most likely meant by a parameter name it wrote: another spelling of the
  * same words (`repoName` → `repo_name`), a typo (`mesage` → `message`), swapped letters
- * (`titel` → `title`), or an abbreviation (`msg` → `message`, `desc` → `description`: same first
- * letter, letters in order).
+ * (`titel` → `title`), a longer form (`repository` → `repo`), or an abbreviation (`msg` →
+ * `message`, `desc` → `description`: same first letter, letters in order).
  */
 export function suggestName(input: string, candidates: readonly string[]): string | undefined {
   const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, "");
@@ -49,6 +49,11 @@ export function suggestName(input: string, candidates: readonly string[]): strin
   const swapped = candidates.find((c) => letters(c) === letters(input));
   if (swapped) return swapped;
   if (wanted.length < 2) return undefined;
+  // A longer form of a parameter's name (`repository` for `repo`): the longest name it starts with.
+  const longer = candidates
+    .filter((c) => plain(c).length >= 3 && wanted.startsWith(plain(c)))
+    .sort((a, b) => b.length - a.length);
+  if (longer[0]) return longer[0];
   const abbreviated = candidates
     .filter((c) => plain(c)[0] === wanted[0] && isSubsequence(wanted, plain(c)))
     .sort((a, b) => a.length - b.length);

@@ -270,12 +270,12 @@ describe("normalizeCallInput", () => {
   });
 
   it("says how to write a call with no method, and a select that is not a string", () => {
-    expect(normalizeCallInput({ arguments: {} })).toEqual({
-      error: expect.stringContaining('"method" is required'),
-    });
-    expect(normalizeCallInput({ method: "a.b", select: 3 })).toEqual({
-      error: expect.stringContaining('"select" must be a JMESPath expression'),
-    });
+    const error = (args: Record<string, unknown>) => {
+      const r = normalizeCallInput(args);
+      return "error" in r ? r.error : "";
+    };
+    expect(error({ arguments: {} })).toContain('"method" is required');
+    expect(error({ method: "a.b", select: 3 })).toContain('"select" must be a JMESPath expression');
   });
 });
 
@@ -286,6 +286,7 @@ describe("suggestName", () => {
     expect(suggestName("desc", params)).toBe("description");
     expect(suggestName("repoName", params)).toBe("repo_name");
     expect(suggestName("titel", params)).toBe("title");
+    expect(suggestName("repository", ["owner", "repo"])).toBe("repo");
     expect(suggestName("zzz", params)).toBeUndefined();
     expect(suggestName("x", params)).toBeUndefined();
   });

@@ -115,7 +115,7 @@ describe("cutJson", () => {
   });
 
   it("cuts JSON with integers past 2^53 as its own text, never re-serialized", () => {
-    const raw = `[${Array.from({ length: 500 }, (_, i) => `{"id":${9007199254740993 + i * 2},"n":${i}}`).join(",")}]`;
+    const raw = `[${Array.from({ length: 500 }, (_, i) => `{"id":${9007199254740993n + BigInt(i * 2)},"n":${i}}`).join(",")}]`;
     const cut = cutJson(jsonOfText(raw)!, 300, 300, "auto");
     expect(cut.pageable).toEqual({ kind: "text", text: raw });
     expect(cut.head + pages(cut, 300).join("")).toBe(raw);

@@ -95,9 +95,9 @@ describe("ResultShaper: the budget", () => {
     );
     expect(decode(head!)).toEqual(data.slice(0, shown));
     expect(out.structuredContent).toBeUndefined();
-    expect(out._meta?.["mcpx/cut"]).toEqual([
-      { uri: expect.stringMatching(/^mcpx:\/\/results\//), unit: "elements", shown, total: 5000 },
-    ]);
+    const [meta] = out._meta?.["mcpx/cut"] as { uri: string }[];
+    expect(meta).toEqual({ uri: meta!.uri, unit: "elements", shown, total: 5000 });
+    expect(meta!.uri).toMatch(/^mcpx:\/\/results\/[\w-]{12}$/);
     expect(countTokens(all(out))).toBeLessThanOrEqual(1_000);
   });
 
@@ -332,9 +332,8 @@ describe("select helpers", () => {
 
   it("applySelect returns the error text instead of throwing", () => {
     expect(applySelect({ a: [1] }, "length(a)")).toEqual({ value: 1 });
-    expect(applySelect({ a: 1 }, "nosuchfn(a)")).toEqual({
-      error: expect.stringContaining("Unknown function"),
-    });
+    const bad = applySelect({ a: 1 }, "nosuchfn(a)");
+    expect("error" in bad && bad.error).toContain("Unknown function");
     expect(applySelect({ a: 1 }, "length(a)")).toHaveProperty("error");
   });
 

@@ -118,8 +118,12 @@ describe("result URIs and page arguments", () => {
     expect(readPageArgs({})).toEqual({ offset: 0 });
     expect(readPageArgs({ offset: 412, limit: 50 })).toEqual({ offset: 412, limit: 50 });
     expect(readPageArgs({ offset: "412" })).toEqual({ offset: 412 });
-    expect(readPageArgs({ offset: -1 })).toEqual({ error: expect.stringContaining('"offset"') });
-    expect(readPageArgs({ offset: 1.5 })).toEqual({ error: expect.stringContaining('"offset"') });
-    expect(readPageArgs({ limit: 0 })).toEqual({ error: expect.stringContaining('"limit"') });
+    const error = (args: Record<string, unknown>) => {
+      const r = readPageArgs(args);
+      return "error" in r ? r.error : "";
+    };
+    expect(error({ offset: -1 })).toContain('"offset" must be a whole number from 0');
+    expect(error({ offset: 1.5 })).toContain('"offset"');
+    expect(error({ limit: 0 })).toContain('"limit" must be a whole number from 1');
   });
 });
