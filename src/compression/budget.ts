@@ -38,7 +38,11 @@ export type Pageable =
       kind: "elements";
       /** Object keys from the root to the array; empty when the value is the array. */
       path: string[];
-      items: unknown[];
+      /**
+       * Each element as compact JSON: a page parses only what it shows, and a kept result takes
+       * about its character count in memory (parsed records take several times that).
+       */
+      items: string[];
     }
   | { kind: "text"; text: string };
 
@@ -59,11 +63,12 @@ export interface Cut {
 export function cutJson(json: JsonText, budget: number, pageBudget: number, mode: EncodeMode): Cut {
   // Integers past 2^53 survive only in the text as received: cut that, never the parsed value.
   const found = hasUnsafeInteger(json.value) ? undefined : largestArray(json.value);
-  if (found && fitsPerElement(json, found, pageBudget, mode)) {
+  const items = found && elementsFitting(json, found, pageBudget, mode);
+  if (found && items) {
     const frame = (k: number) =>
       encodeValue(withArrayAt(json.value, found.path, found.items.slice(0, k)), mode);
     const k = largestFitting(found.items.length, (n) => budgetTokens(frame(n)) <= budget);
-    return { head: frame(k), pageable: { kind: "elements", ...found }, next: k };
+    return { head: frame(k), pageable: { kind: "elements", path: found.path, items }, next: k };
   }
   return cutText(encodeJson(json, mode), budget);
 }
@@ -88,7 +93,11 @@ export function pageOf(
   }
   const { items } = pageable;
   const most = Math.min(items.length - offset, limit ?? Number.POSITIVE_INFINITY);
-  const encode = (k: number) => encodeValue(items.slice(offset, offset + k), mode);
+  const parsed: unknown[] = [];
+  const encode = (k: number) => {
+    for (let i = parsed.length; i < k; i++) parsed.push(JSON.parse(items[offset + i]!));
+    return encodeValue(parsed.slice(0, k), mode);
+  };
   // At least one element, so paging always moves on (an element alone fits a page: fitsPerElement).
   const k = Math.max(
     Math.min(1, most),
@@ -132,14 +141,26 @@ export function withArrayAt(value: unknown, path: readonly string[], items: unkn
   return { ...obj, [key]: withArrayAt(obj[key], rest, items) };
 }
 
-function fitsPerElement(json: JsonText, found: Found, budget: number, mode: EncodeMode): boolean {
+/**
+ * The elements as compact JSON when the rest of the value fits in half a page and each element
+ * fits half a page on its own (so every page moves on); undefined when the array cannot be paged.
+ */
+function elementsFitting(
+  json: JsonText,
+  found: Found,
+  budget: number,
+  mode: EncodeMode,
+): string[] | undefined {
   const rest = encodeValue(withArrayAt(json.value, found.path, []), mode);
-  if (budgetTokens(rest) > budget / 2) return false;
-  return found.items.every((item) => {
+  if (budgetTokens(rest) > budget / 2) return undefined;
+  const items: string[] = [];
+  for (const item of found.items) {
     const text = JSON.stringify(item) ?? "null";
     // Characters bound tokens from above, so most elements need no estimate.
-    return text.length <= budget / 2 || budgetTokens(text) <= budget / 2;
-  });
+    if (text.length > budget / 2 && budgetTokens(text) > budget / 2) return undefined;
+    items.push(text);
+  }
+  return items;
 }
 
 /**

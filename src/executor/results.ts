@@ -11,7 +11,7 @@ import type { Pageable } from "../compression/budget.js";
 export interface ResultStoreLimits {
   /** Results kept at once, over all callers. */
   maxResults: number;
-  /** Their total size: characters of compact JSON (elements) or of text. */
+  /** Their total size: characters of compact JSON (elements) or of text, about bytes in memory. */
   maxChars: number;
   /** How long after its call a result can be read, in ms. */
   maxAgeMs: number;
@@ -141,8 +141,8 @@ function key(caller: string, id: string): string {
 /** Characters of the entry's parts: compact JSON of elements, or the text. */
 function size(entry: StoredResult): number {
   let total = 0;
-  for (const p of entry.parts)
+  for (const { pageable: p } of entry.parts)
     total +=
-      p.pageable.kind === "text" ? p.pageable.text.length : JSON.stringify(p.pageable.items).length;
+      p.kind === "text" ? p.text.length : p.items.reduce((n, item) => n + item.length + 1, 1);
   return total;
 }

@@ -173,6 +173,36 @@ describe("ResultShaper: the budget", () => {
     expect(texts(first)[1]).toBe(b.slice(0, texts(first)[1]!.length));
   });
 
+  it("counts and cuts structuredContent that no text block repeats, keeping the text whole", () => {
+    const shaper = new ResultShaper(new ResultStore(), "auto");
+    const data = rows(3_000);
+    const result: ToolResult = {
+      content: [{ type: "text", text: "Found 3000 rows." }],
+      structuredContent: { rows: data },
+    };
+    const out = shaper.shape(result, req());
+    const [notice, summary, head] = texts(out);
+    expect(summary).toBe("Found 3000 rows.");
+    const shown = (decode(head!) as { rows: unknown[] }).rows;
+    expect(shown).toEqual(data.slice(0, shown.length));
+    expect(notice).toContain(`${shown.length} of 3000 elements of structuredContent, "rows" shown`);
+    expect(out.structuredContent).toBeUndefined();
+  });
+
+  it("keeps isError on a cut error result, and cuts as compact JSON with compression off", () => {
+    const shaper = new ResultShaper(new ResultStore(), "off");
+    const data = rows(3_000);
+    const out = shaper.shape(
+      { content: [{ type: "text", text: JSON.stringify(data, null, 2) }], isError: true },
+      req(),
+    );
+    expect(out.isError).toBe(true);
+    const head = texts(out)[1]!;
+    expect(head).toBe(JSON.stringify(JSON.parse(head)));
+    const shown = JSON.parse(head) as unknown[];
+    expect(shown).toEqual(data.slice(0, shown.length));
+  });
+
   it("says when the rest was too large to keep", () => {
     const shaper = new ResultShaper(new ResultStore({ maxChars: 1_000 }), "auto");
     const out = shaper.shape(

@@ -44,7 +44,7 @@ describe("ResultStore", () => {
 
   it("counts elements by their compact JSON", () => {
     const store = new ResultStore({ maxChars: 20 });
-    const items = [{ a: 1 }, { a: 2 }, { a: 3 }]; // 25 characters of JSON
+    const items = ['{"a":1}', '{"a":2}', '{"a":3}']; // [{"a":1},{"a":2},{"a":3}]: 25 characters
     const big: StoredResult = {
       source: "s.t",
       budget: 100,
