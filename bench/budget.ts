@@ -13,6 +13,7 @@ import { decodeSparse } from "../src/compression/sparse.js";
 import { ResultStore } from "../src/executor/results.js";
 import { ResultShaper } from "../src/executor/shape.js";
 import type { ToolResult } from "../src/types.js";
+import { BEFORE_DEFS } from "../test/fixtures/meta-tools-before.js";
 import { SHAPES } from "../test/fixtures/results/shapes.js";
 import { definitionTokens, tokens } from "./count.js";
 import { BEFORE_OK, FIXABLE, runFixable, runSlips, SLIPS } from "./first-call.js";
@@ -24,34 +25,6 @@ const ROWS = 20_000;
 const BUDGET = DEFAULTS.resultBudget;
 /** tools/list may grow by at most this many tokens for select and paging (issue 13). */
 const INIT_GROWTH = 40;
-
-/** `call` and `resources` as mcpx 723fdf9 listed them, before select and paging. */
-const BEFORE_DEFS: Record<string, Pick<Tool, "description" | "inputSchema">> = {
-  call: {
-    description:
-      'Run an upstream tool: method is "server.tool" as listed by describe; arguments is an object matching its input schema.',
-    inputSchema: {
-      type: "object",
-      properties: {
-        method: { type: "string", description: '"server.tool"' },
-        arguments: { type: "object", description: "the tool's arguments" },
-      },
-      required: ["method"],
-    },
-  },
-  resources: {
-    description:
-      "List upstream resources and templates (optionally of one server), or read one by uri.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        server: { type: "string", description: "only this server's" },
-        uri: { type: "string", description: "read this resource" },
-      },
-      additionalProperties: false,
-    },
-  },
-};
 
 export interface BudgetInput {
   /** A proxy over `replay` (uniform_rows only) at the default budget. */
@@ -74,7 +47,7 @@ export async function measureBudget(input: BudgetInput): Promise<Budget> {
   const init = await Promise.all(
     [input.small, input.all].map(async (p) => {
       const now = (await p.client.listTools()).tools;
-      const before = now.map((t) => ({ ...t, ...(BEFORE_DEFS[t.name] ?? {}) }));
+      const before = now.map((t) => ({ ...t, ...(BEFORE_DEFS[t.name] ?? {}) }) as Tool);
       return { before: definitionTokens(before), after: definitionTokens(now) };
     }),
   );

@@ -6,8 +6,12 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { suggestName } from "../../src/config/suggest.js";
 import { normalizeCallInput } from "../../src/executor/normalize.js";
+import { callTool } from "../../src/server/tools/call.js";
+import { resourcesTool } from "../../src/server/tools/resources.js";
+import { BEFORE_DEFS } from "../fixtures/meta-tools-before.js";
 import type { Proxy } from "../../src/proxy.js";
 import { connectClient, memoryConfig, memoryProxy } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";
@@ -289,5 +293,24 @@ describe("suggestName", () => {
     expect(suggestName("repository", ["owner", "repo"])).toBe("repo");
     expect(suggestName("zzz", params)).toBeUndefined();
     expect(suggestName("x", params)).toBeUndefined();
+  });
+});
+
+describe("what select and paging cost in tools/list", () => {
+  it("the call and resources definitions grow by at most 40 tokens together", () => {
+    const apiForm = (name: string, d: { description: string; inputSchema: unknown }) =>
+      countTokens(JSON.stringify({ name, description: d.description, inputSchema: d.inputSchema }));
+    const now = [callTool, resourcesTool].reduce(
+      (n, t) =>
+        n +
+        apiForm(t.name, {
+          description: t.description(undefined as never),
+          inputSchema: t.inputSchema,
+        }),
+      0,
+    );
+    const before = Object.entries(BEFORE_DEFS).reduce((n, [name, d]) => n + apiForm(name, d), 0);
+    expect(now - before).toBeGreaterThan(0);
+    expect(now - before).toBeLessThanOrEqual(40);
   });
 });
