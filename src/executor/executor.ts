@@ -181,9 +181,11 @@ export class Executor {
     if (aborted) return { result: textResult(aborted.text, true), outcome: aborted.outcome };
     const redact = (t: string) => this.log.redact(t);
     let resolved = resolveTool(ref, catalog, redact);
-    // Another form of the name (server__tool, a bare tool) may belong to a server still starting.
+    // Another form of the name (server__tool, a bare tool) may belong to a server still starting;
+    // a ref that names a known server ("everything.ech") is answered at once.
     const starting = catalog.servers().filter((s) => s.status === "starting");
-    if ("error" in resolved && starting.length > 0) {
+    const named = catalog.server(parseToolRef(ref)?.server ?? "") !== undefined;
+    if ("error" in resolved && starting.length > 0 && !named) {
       for (const s of starting) {
         const stopped = await this.untilStarted(s.name, catalog, ctx.signal);
         if (stopped) return { result: textResult(stopped.text, true), outcome: stopped.outcome };

@@ -12,8 +12,10 @@ import { normalizeCallInput } from "../../src/executor/normalize.js";
 import { callTool } from "../../src/server/tools/call.js";
 import { resourcesTool } from "../../src/server/tools/resources.js";
 import { BEFORE_DEFS } from "../fixtures/meta-tools-before.js";
-import type { Proxy } from "../../src/proxy.js";
-import { connectClient, memoryConfig, memoryProxy } from "../helpers/inmemory.js";
+import { createProxy, type Proxy } from "../../src/proxy.js";
+import { connectTransport } from "../../src/registry/connection.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { connectClient, memoryConfig, memoryProxy, quietLogger } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";
 
 /** An upstream whose tools echo their name and arguments. */
@@ -208,6 +210,36 @@ describe("call: shapes models write", () => {
     } finally {
       await hidden.close();
       await without.close();
+    }
+  });
+
+  it("waits for a server still starting before reading another form of a name", async () => {
+    // github's first session opens only once the call is under way.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const proxy = createProxy(memoryConfig(["github"]), {
+      logger: quietLogger(),
+      factoryFor: () => async () => {
+        await gate;
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+        await UPSTREAMS.github().connect(serverSide);
+        return connectTransport(clientSide, 5_000);
+      },
+    });
+    proxies.push(proxy);
+    const started = proxy.start();
+    const { client, close } = await connectClient(proxy);
+    try {
+      expect(proxy.context.registry.server("github")?.status).toBe("starting");
+      const answer = client.callTool({
+        name: "call",
+        arguments: { method: "github__create_issue", title: "t" },
+      });
+      open();
+      expect(text(await answer)).toBe('github.create_issue {"title":"t"}');
+      await started;
+    } finally {
+      await close();
     }
   });
 
