@@ -98,7 +98,7 @@ export function pageOf(
     for (let i = parsed.length; i < k; i++) parsed.push(JSON.parse(items[offset + i]!));
     return encodeValue(parsed.slice(0, k), mode);
   };
-  // At least one element, so paging always moves on (an element alone fits a page: fitsPerElement).
+  // At least one element, so paging always moves on (an element alone fits a page: elementsFitting).
   const k = Math.max(
     Math.min(1, most),
     largestFitting(most, (n) => budgetTokens(encode(n)) <= budget),
@@ -195,7 +195,8 @@ function fitText(text: string, from: number, budget: number, limit?: number): nu
     (c) => budgetTokens(text.slice(from, from + Math.min(c * 16, max))) <= budget,
   );
   let end = from + Math.min(n * 16, max);
-  if (end < text.length) end = snap(text, from, end);
+  // Only a cut the budget made moves back to a line break; a limit is taken as asked.
+  if (n * 16 < max) end = snap(text, from, end);
   // Never split a surrogate pair; always move on by at least one character.
   if (end > from + 1 && /[\uD800-\uDBFF]/.test(text[end - 1] ?? "")) end--;
   return Math.max(end, Math.min(from + 1, text.length));
