@@ -16,6 +16,7 @@ import { apiForm, definitionTokens, meta, tokenizerVersion, tokens } from "./cou
 import { startProxy, type BenchProxy } from "./proxy.js";
 import { measureSchema, schemaStats, type SchemaRow } from "./schema.js";
 import { ECONOMY_TARGET, measureEconomy, OTHERS, type Economy } from "./economy.js";
+import { measureBudget, type Budget } from "./budget.js";
 import { recordedTools, RECORDED } from "../test/helpers/catalogs.js";
 import { int, ratio, table, verdict, type BenchSection } from "./report.js";
 import {
@@ -110,6 +111,12 @@ export async function runTokenBench(): Promise<BenchSection> {
       schema,
       servers: [...SMALL, CORPUS],
     });
+    const budget = await measureBudget({
+      rows: proxyRows,
+      direct: directs.replay.client,
+      small: proxySmall,
+      all: proxyAll,
+    });
 
     const markdown = render({
       init,
@@ -118,6 +125,7 @@ export async function runTokenBench(): Promise<BenchSection> {
       task,
       tree,
       economy,
+      budget,
       elapsedMs: performance.now() - started,
     });
     return { id: "tokens", title: "Tokens", markdown };
@@ -407,6 +415,7 @@ interface Measures {
   task: TaskMeasure;
   tree: { files: number; dirs: number };
   economy: Economy;
+  budget: Budget;
   elapsedMs: number;
 }
 
@@ -465,6 +474,7 @@ function render(m: Measures): string {
           ];
         }),
         ["R_task (create_pull_request session)", f3(taskMcpx / taskDirect), "—", "—"],
+        ...m.budget.summary,
       ],
       ["left", "right", "left", "left"],
     ),
@@ -658,6 +668,8 @@ function render(m: Measures): string {
       "uniform_rows send the same data again, filesystem `{content: <the same pretty text>}`): a host " +
       "that shows it to the model pays for it on top.",
   );
+
+  out.push(m.budget.markdown);
 
   out.push(`### R_task: a scripted session (${TASK_TOOL})`);
   out.push(

@@ -53,7 +53,13 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger: logger.child("health"),
     ...(options.clock && { clock: options.clock }),
   });
-  const executor = new Executor(registry, { logger, compression: config.compression.results });
+  const clock = options.clock;
+  const executor = new Executor(registry, {
+    logger,
+    compression: config.compression.results,
+    // Kept results age on the same clock as health checks, so tests can expire them.
+    ...(clock && { now: () => clock.now() }),
+  });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
   const views = new CatalogViews(registry, config);
   const context: ProxyContext = { config, logger, registry, executor, schemas, views };

@@ -60,6 +60,7 @@ export interface ToolResult {
   content: ContentBlock[];
   structuredContent?: { [key: string]: unknown };
   isError?: boolean;
+  _meta?: { [key: string]: unknown };
   [key: string]: unknown;
 }
 

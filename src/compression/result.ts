@@ -24,16 +24,37 @@ export function compressResult(result: ToolResult, mode: ResultMode): ToolResult
   return changed ? { ...result, content } : result;
 }
 
-/** Estimated o200k token count, good enough to rank two encodings of the same data. */
+/** Scripts written without spaces, where o200k spends about a token per character. */
+const DENSE = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}`;
+
+/**
+ * The pieces estimateTokens prices, by capture group: 1 an ASCII letter run, 2 a run of other
+ * letters, 3 a dense-script character, 4 an emoji; anything else (up to 3 digits, a punctuation
+ * run with the whitespace before it, a whitespace run, a lone character) is one token.
+ */
+const PIECES = new RegExp(
+  String.raw`( ?[A-Za-z]+)|( ?(?:(?![${DENSE}])[\p{L}\p{M}])+)|([${DENSE}])|(\p{Extended_Pictographic})` +
+    String.raw`|\d{1,3}|\s*[^\s\p{L}\p{M}\d\p{Extended_Pictographic}]+|\s+|[^]`,
+  "gu",
+);
+
+/** Estimated o200k token count, good enough to rank two encodings and to keep a budget. */
 export function estimateTokens(text: string): number {
   // Calibrated against gpt-tokenizer on the github-mcp-server corpus and tabular samples (it
   // ranked TOON vs JSON the same way as the real tokenizer on all 121): a letter run is about one
   // token per 8 letters, a number one per 3 digits, a run of punctuation (JSON's `":"`, `"},{"`)
   // or of whitespace (TOON's indentation) one token. Raw character length favours TOON wrongly,
   // because JSON's quoting merges into few tokens while TOON's indentation is many characters.
+  // Other scripts, so that a budget holds for text in any of them: a run of other letters
+  // (Cyrillic, Greek, accented Latin) one token per 3 letters, a CJK or Thai character one token,
+  // an emoji two.
   let tokens = 0;
-  for (const [piece] of text.matchAll(/ ?[A-Za-z]+|\d{1,3}|\s*[^\sA-Za-z\d]+|\s+/g)) {
-    tokens += /[A-Za-z]/.test(piece) ? Math.ceil(piece.length / 8) : 1;
+  for (const [, ascii, letters, dense, emoji] of text.matchAll(PIECES)) {
+    if (ascii !== undefined) tokens += Math.ceil(ascii.length / 8);
+    else if (letters !== undefined) tokens += Math.ceil(letters.length / 3);
+    else if (dense !== undefined) tokens += 1;
+    else if (emoji !== undefined) tokens += 2;
+    else tokens += 1;
   }
   return tokens;
 }
@@ -43,7 +64,22 @@ const TOON_MARGIN = 0.92;
 
 function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string | undefined {
   if (block.type !== "text" || typeof block.text !== "string") return undefined;
-  const trimmed = block.text.trim();
+  const json = jsonOfText(block.text);
+  return json && encodeJson(json, mode);
+}
+
+/** A text block's JSON: its parsed value and its trimmed text. */
+export interface JsonText {
+  value: unknown;
+  text: string;
+}
+
+/**
+ * The JSON a text holds when its whole (trimmed) text is a JSON object or array; undefined for
+ * anything else (prose, a bare string or number, text that merely looks like JSON).
+ */
+export function jsonOfText(text: string): JsonText | undefined {
+  const trimmed = text.trim();
   // Only whole objects and arrays: a bare string or number gains nothing from re-encoding.
   if (
     !(trimmed.startsWith("{") && trimmed.endsWith("}")) &&
@@ -51,16 +87,27 @@ function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string
   ) {
     return undefined;
   }
-  let value: unknown;
   try {
-    value = JSON.parse(trimmed);
+    return { value: JSON.parse(trimmed) as unknown, text: trimmed };
   } catch {
     // Text that merely looks like JSON (a log line, a Python repr) is passed through untouched.
     return undefined;
   }
+}
+
+/**
+ * The cheapest faithful text for JSON: compact JSON, TOON or a sparse table in "auto" mode, one
+ * of them when forced. `text` is the JSON as received, used when re-serializing would change it.
+ */
+export function encodeJson(json: JsonText, mode: Exclude<ResultMode, "off">): string {
   // JSON.parse rounds integers past 2^53 (snowflake IDs); re-serialising would change them, so
   // such text is only minified, token by token.
-  if (hasUnsafeInteger(value)) return minifyJson(trimmed);
+  if (hasUnsafeInteger(json.value)) return minifyJson(json.text);
+  return encodeValue(json.value, mode);
+}
+
+/** {@link encodeJson} for a value that came parsed (structuredContent, a selection, a page). */
+export function encodeValue(value: unknown, mode: Exclude<ResultMode, "off">): string {
   const json = JSON.stringify(value);
   if (mode === "json") return json;
   const toon = encodeToon(value);
@@ -73,7 +120,8 @@ function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string
   return estimateTokens(best) <= TOON_MARGIN * estimateTokens(json) ? best : json;
 }
 
-function hasUnsafeInteger(value: unknown): boolean {
+/** True when `value` holds an integer JSON.parse could not represent exactly. */
+export function hasUnsafeInteger(value: unknown): boolean {
   if (typeof value === "number") return Number.isInteger(value) && !Number.isSafeInteger(value);
   if (Array.isArray(value)) return value.some(hasUnsafeInteger);
   if (typeof value === "object" && value !== null)

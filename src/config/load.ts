@@ -116,6 +116,7 @@ export function parseConfig(
       callTimeoutMs: settings?.callTimeout ?? DEFAULTS.callTimeoutMs,
       untrusted,
       ...(options.origin && { origin: options.origin }),
+      resultBudget: settings?.resultBudget ?? DEFAULTS.resultBudget,
     },
     env,
     found,

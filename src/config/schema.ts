@@ -9,6 +9,8 @@ const timeoutMs = z
   .int()
   .positive()
   .max(24 * 3600 * 1000);
+/** Tokens a `call` result may take before it is cut and kept for paging. */
+const resultBudget = z.number().int().min(100).max(1_000_000);
 
 /** Keys mcpx understands in a server entry, whatever its transport. */
 const common = {
@@ -44,6 +46,8 @@ const common = {
       exclude: z.array(z.string().min(1)).optional(),
     })
     .optional(),
+  /** This server's result budget in tokens (the top-level `resultBudget` otherwise). */
+  resultBudget: resultBudget.optional(),
 };
 
 /** Keys only a stdio server has. */
@@ -206,6 +210,8 @@ export const settingsSchema = z.strictObject({
   /** Default per-call timeout in ms (a server's own `timeout` wins). */
   callTimeout: timeoutMs.optional(),
   compression: compressionSchema.optional(),
+  /** Tokens a `call` result may take before it is cut and kept for paging (servers may override). */
+  resultBudget: resultBudget.optional(),
   health: healthSchema.optional(),
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */

@@ -31,6 +31,8 @@ export interface ServerDefaults {
   /** The file may not be the user's: see trust.ts. */
   untrusted: boolean;
   origin?: Origin;
+  /** Result budget in tokens for servers that set none. */
+  resultBudget: number;
 }
 
 /**
@@ -101,6 +103,7 @@ function parseServer(
       maxSessions: entry.maxSessions ?? DEFAULTS.maxSessions,
       idleTimeoutMs: entry.idleTimeout ?? DEFAULTS.idleTimeoutMs,
     },
+    resultBudget: entry.resultBudget ?? defaults.resultBudget,
     ...(entry.description !== undefined && { description: entry.description }),
     ...(entry.tools && (entry.tools.include || entry.tools.exclude) && { tools: entry.tools }),
   };

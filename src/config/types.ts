@@ -42,6 +42,8 @@ export interface ServerConfig {
   /** Per-request timeout for this server, in ms. */
   timeoutMs: number;
   session: SessionSettings;
+  /** Tokens a result of this server's tools may take before it is cut (see DEFAULTS). */
+  resultBudget: number;
 }
 
 /** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
@@ -135,6 +137,12 @@ export const DEFAULTS = {
   },
   log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
   shutdownGraceMs: 10_000,
+  /**
+   * Result budget in o200k tokens. Claude Code warns above 10,000 tokens of tool output and cuts
+   * at 25,000; Claude's tokenizer counts more tokens than o200k for the same text, so 8,000 keeps
+   * a result under the warning with room for the estimate's error, and is 4 % of a 200k context.
+   */
+  resultBudget: 8_000,
 } as const;
 
 /** A config that cannot be used. `problems` each name a key path, what is wrong and the fix. */

@@ -1,21 +1,18 @@
 import type { ResultCompression } from "../config/load.js";
-import { didYouMean, nearest } from "../config/suggest.js";
-import { compressResult } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
-import { errorMessage, ProxyError } from "../errors.js";
+import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import {
-  classifyFailure,
-  matchesUriTemplate,
-  type LogLevel,
-  type LogMessage,
-  type Progress,
-} from "../registry/connection.js";
+import type { LogLevel, LogMessage, Progress } from "../registry/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
+import { parseArguments } from "./normalize.js";
+import { resolveTool, resourceServer } from "./resolve.js";
+import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
+import { ResultStore, type ResultStoreLimits } from "./results.js";
+import { ResultShaper } from "./shape.js";
 import { ArgumentValidator } from "./validate.js";
 
 /** What the downstream request brings to a call: who asks, cancellation and progress. */
@@ -41,6 +38,18 @@ export interface CallContext {
 export interface ExecutorOptions {
   logger: Logger;
   compression: ResultCompression;
+  /** Limits of the store cut results are paged from (defaults: DEFAULT_RESULT_STORE). */
+  resultStore?: Partial<ResultStoreLimits>;
+  /** The clock result ages are measured on (tests inject one). */
+  now?: () => number;
+}
+
+/** What a `call` asks beyond the tool and its arguments. */
+export interface CallOptions {
+  /** A JMESPath expression applied to the result before it is encoded. */
+  select?: string;
+  /** How the call's input was read (see normalize.ts), returned in the answer's `_meta`. */
+  notes?: readonly string[];
 }
 
 /**
@@ -49,13 +58,12 @@ export interface ExecutorOptions {
  */
 export type CallOutcome = "ok" | "isError" | "refused" | "busy" | "failed" | "cancelled";
 
-const SHUTTING_DOWN = "mcpx is shutting down; the call was not completed. Retry once mcpx is back";
-
-/** Why a request got no upstream session, as the client and the log see it. */
-interface NoSession {
-  text: string;
+/** How run() ended, and the tool it resolved to (the log names it, whatever form was written). */
+interface CallEnd {
+  result: ToolResult;
   outcome: CallOutcome;
   error?: string;
+  target?: { server: string; tool: string };
 }
 
 /**
@@ -66,6 +74,7 @@ interface NoSession {
 export class Executor {
   private readonly validator = new ArgumentValidator();
   private readonly log: Logger;
+  private readonly shaper: ResultShaper;
   /** Calls and reads under way, each with the controller that cancels it. */
   private readonly inflight = new Map<Promise<unknown>, AbortController>();
   private accepting = true;
@@ -75,16 +84,26 @@ export class Executor {
     private readonly options: ExecutorOptions,
   ) {
     this.log = options.logger;
+    this.shaper = new ResultShaper(
+      new ResultStore(options.resultStore, options.now),
+      options.compression,
+    );
   }
 
   /** One call, logged at info with its caller, tool ref, duration and outcome (never arguments). */
-  async call(ref: string, rawArgs: unknown, ctx: CallContext = {}): Promise<ToolResult> {
+  async call(
+    ref: string,
+    rawArgs: unknown,
+    ctx: CallContext = {},
+    options: CallOptions = {},
+  ): Promise<ToolResult> {
     if (!this.accepting) return textResult(SHUTTING_DOWN, true);
     const started = performance.now();
-    const { result, outcome, error } = await this.track(ctx, (signal) =>
-      this.run(ref, rawArgs, { ...ctx, signal }),
+    const notes = [...(options.notes ?? [])];
+    const { result, outcome, error, target } = await this.track(ctx, (signal) =>
+      this.run(ref, rawArgs, { ...ctx, signal }, { ...options, notes }),
     );
-    const parsed = parseToolRef(ref);
+    const parsed = target ?? parseToolRef(ref);
     this.log.info(
       `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${(performance.now() - started).toFixed(1)} ms`,
       {
@@ -95,7 +114,23 @@ export class Executor {
         ...(error !== undefined && { error }),
       },
     );
-    return result;
+    if (notes.length === 0) return result;
+    // In _meta, not the text: the model's answer stays the tool's own.
+    return { ...result, _meta: { ...result._meta, "mcpx/normalized": notes } };
+  }
+
+  /**
+   * A page of a result a call cut to fit its budget (`mcpx://results/<id>`): `offset` and
+   * `limit` count elements for an array, characters for text. Only the caller whose call made
+   * the handle can read it.
+   */
+  readResult(
+    uri: string,
+    offset: number,
+    limit: number | undefined,
+    ctx: CallContext = {},
+  ): ToolResult {
+    return this.shaper.page(uri, offset, limit, ctx.caller ?? "default");
   }
 
   /**
@@ -140,7 +175,8 @@ export class Executor {
     ref: string,
     rawArgs: unknown,
     ctx: CallContext,
-  ): Promise<{ result: ToolResult; outcome: CallOutcome; error?: string }> {
+    options: CallOptions & { notes: string[] },
+  ): Promise<CallEnd> {
     const refused = (text: string) => ({
       result: textResult(text, true),
       outcome: "refused" as const,
@@ -148,24 +184,50 @@ export class Executor {
     const catalog = ctx.view ?? this.registry;
     const aborted = await this.untilStarted(parseToolRef(ref)?.server, catalog, ctx.signal);
     if (aborted) return { result: textResult(aborted.text, true), outcome: aborted.outcome };
-    const resolved = this.resolve(ref, catalog);
+    const redact = (t: string) => this.log.redact(t);
+    let resolved = resolveTool(ref, catalog, redact);
+    // Another form of the name (server__tool, a bare tool) may belong to a server still starting;
+    // a ref that names a known server ("everything.ech") is answered at once.
+    const starting = catalog.servers().filter((s) => s.status === "starting");
+    const named = catalog.server(parseToolRef(ref)?.server ?? "") !== undefined;
+    if ("error" in resolved && starting.length > 0 && !named) {
+      for (const s of starting) {
+        const stopped = await this.untilStarted(s.name, catalog, ctx.signal);
+        if (stopped) return { result: textResult(stopped.text, true), outcome: stopped.outcome };
+      }
+      resolved = resolveTool(ref, catalog, redact);
+    }
     if ("error" in resolved) return refused(resolved.error);
     const { server, tool } = resolved;
+    if (resolved.note) options.notes.push(resolved.note);
+    const target = { server: server.name, tool: tool.name };
 
     const args = parseArguments(rawArgs);
     if ("error" in args)
-      return refused(
-        `${args.error}\nSignature: ${server.name}.${signature(tool.name, tool.inputSchema)}`,
-      );
+      return { ...refused(`${args.error}\n${signatureLines(server.name, tool)}`), target };
+    if (args.fromString) options.notes.push("arguments from a JSON string");
     const check = this.validator.validate(tool.inputSchema, args.value);
     if (!check.ok) {
-      return refused(
-        `Invalid arguments for ${server.name}.${tool.name}:\n${check.problems.map((p) => `- ${p}`).join("\n")}\n` +
-          `Signature: ${server.name}.${signature(tool.name, tool.inputSchema)}\n` +
-          `Fix the arguments and call again; describe("${server.name}.${tool.name}") shows the full schema.`,
-      );
+      const problems = check.problems.map((p) => `- ${p}`).join("\n");
+      return {
+        ...refused(
+          `Invalid arguments for ${server.name}.${tool.name}:\n${problems}\n${signatureLines(server.name, tool)}\n` +
+            `Fix the arguments and call again; describe("${server.name}.${tool.name}") shows the full schema.`,
+        ),
+        target,
+      };
     }
+    return { ...(await this.forward(server, tool, args.value, ctx, options.select)), target };
+  }
 
+  /** Run a resolved, validated call on an upstream session and shape what it answers. */
+  private async forward(
+    server: ServerState,
+    tool: ToolDef,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    select: string | undefined,
+  ): Promise<CallEnd> {
     const timeoutMs = server.config.timeoutMs;
     const acquired = await this.lease(server, `${server.name}.${tool.name}`, ctx);
     if ("failure" in acquired) {
@@ -175,14 +237,19 @@ export class Executor {
     const { lease } = acquired;
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
     try {
-      const result = await lease.session.callTool(tool.name, args.value, {
+      const result = await lease.session.callTool(tool.name, args, {
         timeoutMs,
         ...(ctx.signal && { signal: ctx.signal }),
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
       });
       return {
-        result: compressResult(result, this.options.compression),
+        result: this.shaper.shape(result, {
+          source: `${server.name}.${tool.name}`,
+          budget: server.config.resultBudget,
+          caller: ctx.caller ?? "default",
+          ...(select !== undefined && { select }),
+        }),
         outcome: result.isError === true ? "isError" : "ok",
       };
     } catch (err) {
@@ -228,7 +295,7 @@ export class Executor {
     const catalog = ctx.view ?? this.registry;
     const aborted = await this.untilStarted(serverName, catalog, ctx.signal);
     if (aborted) return { error: aborted.text };
-    const found = this.resourceServer(uri, serverName, catalog);
+    const found = resourceServer(uri, serverName, catalog);
     if ("error" in found) return found;
     const target = found.server;
     const acquired = await this.lease(target, `reading ${uri}`, ctx);
@@ -292,170 +359,18 @@ export class Executor {
       });
       return { lease };
     } catch (err) {
-      return { failure: this.noSession(server, what, err, ctx.signal) };
+      return { failure: noSession(server, what, err, ctx.signal, (t) => this.log.redact(t)) };
     }
-  }
-
-  private noSession(
-    server: ServerState,
-    what: string,
-    err: unknown,
-    signal: AbortSignal | undefined,
-  ): NoSession {
-    if (signal?.aborted)
-      return { text: `${what} cancelled before it started.`, outcome: "cancelled" };
-    const code = err instanceof ProxyError ? err.code : undefined;
-    switch (code) {
-      case "UPSTREAM_BUSY":
-        return {
-          text: `Server "${server.name}" is busy: ${errorMessage(err)}. ${what} was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
-          outcome: "busy",
-        };
-      case "POOL_RETIRED":
-        return {
-          text: `Server "${server.name}" was reconfigured by a config reload while ${what} waited; it was not run. Call it again.`,
-          outcome: "failed",
-        };
-      case "SHUTTING_DOWN":
-        return { text: SHUTTING_DOWN, outcome: "cancelled" };
-      default: {
-        const error = this.log.redact(errorMessage(err));
-        return {
-          text:
-            `Server "${server.name}" could not be started for ${what}: ${error}. ` +
-            `Other servers are unaffected; try again later or use describe() to see server status.`,
-          outcome: "failed",
-          error,
-        };
-      }
-    }
-  }
-
-  /** Resolve against what the caller may see only: hidden names get no hint that they exist. */
-  private resolve(
-    ref: string,
-    catalog: CatalogSource,
-  ): { server: ServerState; tool: ToolDef } | { error: string } {
-    const servers = catalog.servers();
-    const parsed = parseToolRef(ref);
-    if (!parsed) {
-      const asTool = servers.flatMap((s) =>
-        s.tools.filter((t) => t.name === ref).map((t) => `${s.name}.${t.name}`),
-      );
-      return {
-        error: `"${ref}" is not a tool ref: use "server.tool"${asTool.length > 0 ? `, e.g. "${asTool.join('" or "')}"` : ""}. describe() lists every tool.`,
-      };
-    }
-    const server = catalog.server(parsed.server);
-    if (!server) {
-      const guesses = nearest(
-        parsed.server,
-        servers.map((s) => s.name),
-      );
-      return {
-        error: `Unknown server "${parsed.server}".${didYouMean(guesses)} Servers: ${servers.map((s) => s.name).join(", ")}.`,
-      };
-    }
-    // A down server fails fast with what we know, so the model stops retrying it.
-    if (server.status === "down" || (server.status === "starting" && server.tools.length === 0)) {
-      return { error: this.unavailable(server) };
-    }
-    const tool = server.tools.find((t) => t.name === parsed.tool);
-    if (!tool) {
-      const guesses = nearest(
-        parsed.tool,
-        server.tools.map((t) => t.name),
-      ).map((t) => `${server.name}.${t}`);
-      return {
-        error: `Unknown tool "${parsed.tool}" on server "${server.name}".${didYouMean(guesses)} describe("${server.name}") lists its tools.`,
-      };
-    }
-    return { server, tool };
-  }
-
-  private unavailable(server: ServerState): string {
-    if (server.status === "starting") {
-      return `Server "${server.name}" is still starting. Try again in a few seconds.`;
-    }
-    const h = server.health;
-    const since = h.downSince !== undefined ? ` since ${new Date(h.downSince).toISOString()}` : "";
-    const error = server.error ? ` (last error: ${this.log.redact(server.error)})` : "";
-    const retry =
-      h.nextRetryAt !== undefined
-        ? ` mcpx retries it in ${Math.max(0, Math.ceil((h.nextRetryAt - Date.now()) / 1000))} s.`
-        : "";
-    return `Server "${server.name}" is down${since}${error}.${retry} Its tools are unavailable until then; other servers keep working.`;
-  }
-
-  private resourceServer(
-    uri: string,
-    serverName: string | undefined,
-    catalog: CatalogSource,
-  ): { server: ServerState } | { error: string } {
-    if (serverName !== undefined) {
-      const server = catalog.server(serverName);
-      if (!server)
-        return {
-          error: `Unknown server "${serverName}". Servers: ${catalog
-            .servers()
-            .map((s) => s.name)
-            .join(", ")}.`,
-        };
-      return { server };
-    }
-    const servers = catalog.servers();
-    let owners = servers.filter((s) => s.resources.some((r) => r.uri === uri));
-    if (owners.length === 0)
-      owners = servers.filter((s) =>
-        s.resourceTemplates.some((t) => matchesUriTemplate(t.uriTemplate, uri)),
-      );
-    if (owners.length === 1 && owners[0]) return { server: owners[0] };
-    if (owners.length > 1) {
-      return {
-        error: `${uri} is offered by several servers (${owners.map((s) => s.name).join(", ")}). Pass "server" to choose one.`,
-      };
-    }
-    return {
-      error: `No server lists the resource ${uri}. resources() lists what is available; pass "server" to read from a specific one anyway.`,
-    };
   }
 }
 
-/** `arguments` may come as an object or, as models often send it, a JSON string. */
-function parseArguments(raw: unknown): { value: Record<string, unknown> } | { error: string } {
-  if (raw === undefined || raw === null) return { value: {} };
-  let value: unknown = raw;
-  if (typeof raw === "string") {
-    if (raw.trim() === "") return { value: {} };
-    try {
-      value = JSON.parse(raw) as unknown;
-    } catch (err) {
-      return {
-        error: `"arguments" is a string that is not valid JSON (${errorMessage(err)}). Pass an object.`,
-      };
-    }
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return {
-      error: `"arguments" must be an object of named parameters, not ${Array.isArray(value) ? "an array" : typeof value}.`,
-    };
-  }
-  return { value: value as Record<string, unknown> };
-}
-
-function upstreamFailure(
-  server: string,
-  tool: string,
-  err: unknown,
-  timeoutMs: number,
-  redact: (text: string) => string,
-): string {
-  const { kind } = classifyFailure(err);
-  if (kind === "timeout") {
-    return `Server "${server}" did not answer ${tool} within ${timeoutMs} ms; the call was abandoned. Try again, with smaller input, or raise "timeout" for "${server}" in the mcpx config.`;
-  }
-  if (kind === "closed") {
-    return `Server "${server}" closed the connection during ${tool} (it may have crashed). The call did not complete; it is safe to retry if the tool is idempotent.`;
-  }
-  return `Server "${server}" failed to run ${tool}: ${redact(errorMessage(err))}`;
+/** The typed signature and the required keys, under an arguments error. */
+function signatureLines(server: string, tool: ToolDef): string {
+  const required = Array.isArray(tool.inputSchema.required)
+    ? tool.inputSchema.required.filter((r): r is string => typeof r === "string")
+    : [];
+  return (
+    `Signature: ${server}.${signature(tool.name, tool.inputSchema)}\n` +
+    `Required: ${required.length > 0 ? required.join(", ") : "none"}`
+  );
 }

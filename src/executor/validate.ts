@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { LRUCache } from "lru-cache";
+import { suggestName } from "../config/suggest.js";
 import type { JsonSchema } from "../types.js";
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
@@ -37,11 +38,19 @@ interface Compiled {
  * A schema ajv cannot compile is not our business to reject: the upstream validates it.
  */
 export class ArgumentValidator {
-  private readonly draft7 = new Ajv({ allErrors: true, strict: false, validateFormats: true });
+  // verbose: errors carry the schema they failed, so an unknown property can be matched
+  // against the properties that schema declares.
+  private readonly draft7 = new Ajv({
+    allErrors: true,
+    strict: false,
+    validateFormats: true,
+    verbose: true,
+  });
   private readonly draft2020 = new Ajv2020({
     allErrors: true,
     strict: false,
     validateFormats: true,
+    verbose: true,
   });
   /** Schema object → its validator: skips serializing a schema already seen. */
   private readonly byObject = new WeakMap<JsonSchema, Compiled>();
@@ -62,7 +71,14 @@ export class ArgumentValidator {
   validate(schema: JsonSchema, args: unknown): Validation {
     const fn = this.compiled(schema).fn;
     if (!fn || fn(args)) return { ok: true };
-    return { ok: false, problems: (fn.errors ?? []).map(describeError) };
+    const errors = fn.errors ?? [];
+    // Unknown properties first: a misspelled name is usually why a required one is "missing".
+    const unknown = [
+      ...errors.filter((e) => e.keyword === "additionalProperties").map(describeError),
+      ...undeclared(schema, args, errors),
+    ];
+    const rest = errors.filter((e) => e.keyword !== "additionalProperties").map(describeError);
+    return { ok: false, problems: [...unknown, ...rest] };
   }
 
   private compiled(schema: JsonSchema): Compiled {
@@ -95,15 +111,53 @@ function compile(ajv: Ajv | Ajv2020, schema: JsonSchema): ValidateFunction | nul
 }
 
 function describeError(e: ErrorObject): string {
-  const at = e.instancePath ? `"${e.instancePath.slice(1).replace(/\//g, ".")}"` : "arguments";
+  const at = e.instancePath ? `"${dotted(e.instancePath)}"` : "arguments";
   switch (e.keyword) {
     case "required":
       return `missing required property "${(e.params as { missingProperty: string }).missingProperty}"${e.instancePath ? ` in ${at}` : ""}`;
-    case "additionalProperties":
-      return `unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"${e.instancePath ? ` in ${at}` : ""}`;
+    case "additionalProperties": {
+      const name = (e.params as { additionalProperty: string }).additionalProperty;
+      const prefix = e.instancePath ? `${dotted(e.instancePath)}.` : "";
+      return notAParameter(prefix, name, declared(e.parentSchema));
+    }
     case "enum":
       return `${at} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
     default:
       return `${at} ${e.message ?? "is invalid"}`;
   }
+}
+
+/** `"msg" is not a parameter; did you mean "message"?` */
+function notAParameter(prefix: string, name: string, known: readonly string[]): string {
+  const guess = suggestName(name, known);
+  return `"${prefix}${name}" is not a parameter${guess ? `; did you mean "${prefix}${guess}"?` : "."}`;
+}
+
+function dotted(instancePath: string): string {
+  return instancePath.slice(1).replace(/\//g, ".");
+}
+
+/** The property names a schema node declares. */
+function declared(schema: unknown): string[] {
+  const properties = (schema as { properties?: unknown } | undefined)?.properties;
+  return typeof properties === "object" && properties !== null ? Object.keys(properties) : [];
+}
+
+/**
+ * Top-level arguments the schema does not declare, when it lets them through (no
+ * `additionalProperties: false`): reported only alongside a real failure, since the schema allows
+ * them, but then they are the likely cause (`msg` sent, `message` required).
+ */
+function undeclared(schema: JsonSchema, args: unknown, errors: ErrorObject[]): string[] {
+  const known = declared(schema);
+  if (known.length === 0 || schema.patternProperties !== undefined) return [];
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return [];
+  const reported = new Set(
+    errors
+      .filter((e) => e.keyword === "additionalProperties" && e.instancePath === "")
+      .map((e) => (e.params as { additionalProperty: string }).additionalProperty),
+  );
+  return Object.keys(args)
+    .filter((k) => !known.includes(k) && !reported.has(k))
+    .map((k) => notAParameter("", k, known));
 }

@@ -36,6 +36,7 @@ function server(
     spec: { transport: "stdio", command: "node", args: [], env: {}, inheritEnv: false },
     timeoutMs: 60_000,
     session: { policy: "isolated", prewarm: 0, maxSessions: 8, idleTimeoutMs: 1000 },
+    resultBudget: 8000,
     ...(description !== undefined && { description }),
   };
   return {

@@ -594,6 +594,36 @@ describe("parseConfig: settings", () => {
     ]);
   });
 
+  it("gives every server the default result budget, the top-level one, or its own", () => {
+    expect(only({ command: "x" }).resultBudget).toBe(DEFAULTS.resultBudget);
+    const config = parse({
+      resultBudget: 2_000,
+      mcpServers: { a: { command: "x" }, b: { command: "x", resultBudget: 50_000 } },
+    });
+    expect(config.servers.map((s) => s.resultBudget)).toEqual([2_000, 50_000]);
+  });
+
+  it("rejects a result budget that is not a whole number of tokens from 100 up", () => {
+    expect(problems({ resultBudget: "8k", mcpServers: { a: { command: "x" } } })).toEqual([
+      "resultBudget: must be a number.",
+    ]);
+    expect(problems({ mcpServers: { a: { command: "x", resultBudget: 10 } } })[0]).toMatch(
+      /^mcpServers\.a\.resultBudget: .*100/,
+    );
+    expect(problems({ resultBudget: 1.5, mcpServers: { a: { command: "x" } } })[0]).toMatch(
+      /^resultBudget: /,
+    );
+  });
+
+  it("suggests resultBudget for a misspelled key, at the top level and in a server", () => {
+    expect(problems({ resultBudjet: 1000, mcpServers: { a: { command: "x" } } })).toEqual([
+      'resultBudjet: unknown key. Did you mean "resultBudget"?',
+    ]);
+    expect(problems({ mcpServers: { a: { command: "x", resultbudget: 1000 } } })[0]).toMatch(
+      /resultbudget: unknown key\. Did you mean "resultBudget"\?/,
+    );
+  });
+
   it("rejects a compression that is not an object", () => {
     expect(problems({ compression: "toon", mcpServers: { a: { command: "x" } } })).toEqual([
       "compression: must be an object.",

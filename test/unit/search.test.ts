@@ -19,6 +19,7 @@ function state(name: string, tools: ToolDef[]): ServerState {
     spec: { transport: "stdio", command: "x", args: [], env: {}, inheritEnv: false },
     timeoutMs: 1000,
     session: { policy: "isolated", prewarm: 0, maxSessions: 8, idleTimeoutMs: 1000 },
+    resultBudget: 8000,
   };
   return {
     name,

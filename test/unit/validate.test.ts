@@ -69,9 +69,39 @@ describe("ArgumentValidator", () => {
     expect(p).toEqual(['"state" must be one of "open", "closed"']);
   });
 
-  it("reports an unknown property when additionalProperties is false", () => {
+  it("names an unknown property with the closest valid one when additionalProperties is false", () => {
     const p = problems(validator.validate(issueSchema, { owner: "o", repo: "r", ownr: "x" }));
-    expect(p).toEqual(['unknown property "ownr"']);
+    expect(p).toEqual(['"ownr" is not a parameter; did you mean "owner"?']);
+    const far = problems(validator.validate(issueSchema, { owner: "o", repo: "r", zzz: 1 }));
+    expect(far).toEqual(['"zzz" is not a parameter.']);
+  });
+
+  it("names a nested unknown property with its path and the closest valid one", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        options: {
+          type: "object",
+          properties: { color: { type: "string" } },
+          additionalProperties: false,
+        },
+      },
+    };
+    const p = problems(validator.validate(schema, { options: { colr: "red" } }));
+    expect(p).toEqual(['"options.colr" is not a parameter; did you mean "options.color"?']);
+  });
+
+  it("names undeclared properties first when a schema that allows them fails", () => {
+    const schema = {
+      type: "object",
+      properties: { message: { type: "string" } },
+      required: ["message"],
+    };
+    expect(validator.validate(schema, { message: "hi", extra: 1 })).toEqual({ ok: true });
+    expect(problems(validator.validate(schema, { msg: "hi" }))).toEqual([
+      '"msg" is not a parameter; did you mean "message"?',
+      'missing required property "message"',
+    ]);
   });
 
   it("reports every problem at once", () => {

@@ -1,3 +1,4 @@
+import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/results.js";
 import { textResult, type ContentBlock, type ToolResult } from "../../types.js";
 import type { MetaTool } from "../context.js";
 
@@ -10,6 +11,8 @@ export const resourcesTool: MetaTool = {
     properties: {
       server: { type: "string", description: "only this server's" },
       uri: { type: "string", description: "read this resource" },
+      offset: { type: "integer" },
+      limit: { type: "integer" },
     },
     additionalProperties: false,
   },
@@ -18,6 +21,12 @@ export const resourcesTool: MetaTool = {
   async handle(args, ctx, req): Promise<ToolResult> {
     const server = nonEmptyString(args.server);
     const uri = nonEmptyString(args.uri);
+    // A page of a cut call result: answered by mcpx itself, never by an upstream.
+    if (uri?.startsWith(RESULT_URI_PREFIX)) {
+      const page = readPageArgs(args);
+      if ("error" in page) return textResult(page.error, true);
+      return ctx.executor.readResult(uri, page.offset, page.limit, { caller: req.caller });
+    }
     if (uri !== undefined) {
       const read = await ctx.executor.readResource(uri, server, {
         caller: req.caller,

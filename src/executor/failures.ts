@@ -1,0 +1,73 @@
+/** What a call answers when it never reached a tool, or the upstream failed it. */
+import type { CallOutcome } from "./executor.js";
+import { classifyFailure } from "../registry/connection.js";
+import type { ServerState } from "../registry/registry.js";
+import { errorMessage, ProxyError } from "../errors.js";
+
+export const SHUTTING_DOWN =
+  "mcpx is shutting down; the call was not completed. Retry once mcpx is back";
+
+/** Why a request got no upstream session, as the client and the log see it. */
+export interface NoSession {
+  text: string;
+  outcome: CallOutcome;
+  error?: string;
+}
+
+/**
+ * Why `what` (a call or a read) got no session of `server`: cancelled while waiting, every session
+ * busy, a pool retired by a reload, shutdown, or the upstream failing to start.
+ */
+export function noSession(
+  server: ServerState,
+  what: string,
+  err: unknown,
+  signal: AbortSignal | undefined,
+  redact: (text: string) => string,
+): NoSession {
+  if (signal?.aborted)
+    return { text: `${what} cancelled before it started.`, outcome: "cancelled" };
+  const code = err instanceof ProxyError ? err.code : undefined;
+  switch (code) {
+    case "UPSTREAM_BUSY":
+      return {
+        text: `Server "${server.name}" is busy: ${errorMessage(err)}. ${what} was not run; try again shortly, or raise "maxSessions" for "${server.name}" in the mcpx config.`,
+        outcome: "busy",
+      };
+    case "POOL_RETIRED":
+      return {
+        text: `Server "${server.name}" was reconfigured by a config reload while ${what} waited; it was not run. Call it again.`,
+        outcome: "failed",
+      };
+    case "SHUTTING_DOWN":
+      return { text: SHUTTING_DOWN, outcome: "cancelled" };
+    default: {
+      const error = redact(errorMessage(err));
+      return {
+        text:
+          `Server "${server.name}" could not be started for ${what}: ${error}. ` +
+          `Other servers are unaffected; try again later or use describe() to see server status.`,
+        outcome: "failed",
+        error,
+      };
+    }
+  }
+}
+
+/** A call the upstream did not complete: timeout, closed connection, or its own error. */
+export function upstreamFailure(
+  server: string,
+  tool: string,
+  err: unknown,
+  timeoutMs: number,
+  redact: (text: string) => string,
+): string {
+  const { kind } = classifyFailure(err);
+  if (kind === "timeout") {
+    return `Server "${server}" did not answer ${tool} within ${timeoutMs} ms; the call was abandoned. Try again, with smaller input, or raise "timeout" for "${server}" in the mcpx config.`;
+  }
+  if (kind === "closed") {
+    return `Server "${server}" closed the connection during ${tool} (it may have crashed). The call did not complete; it is safe to retry if the tool is idempotent.`;
+  }
+  return `Server "${server}" failed to run ${tool}: ${redact(errorMessage(err))}`;
+}
