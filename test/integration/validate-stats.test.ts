@@ -2,6 +2,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { ResultSchema } from "@modelcontextprotocol/core";
+import type { Tool } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiForm } from "../../src/commands/tokens.js";
 import type { StatsReport } from "../../src/commands/stats.js";
@@ -137,7 +139,11 @@ describe("mcpx stats", () => {
       const pkg = `@modelcontextprotocol/server-${row.server}`;
       const direct = await stdioClient(process.execPath, [npmServer(pkg).args[0]!, ...spec]);
       try {
-        const { tools } = await direct.client.listTools();
+        // The raw list, as a client receives it: the SDK's typed listTools drops keys it does not know.
+        const { tools } = (await direct.client.request(
+          { method: "tools/list", params: {} },
+          ResultSchema,
+        )) as unknown as { tools: Tool[] };
         expect(row.tools).toBe(tools.length);
         expect(row.direct).toBe(tools.reduce((n, t) => n + countTokens(apiForm(t)), 0));
       } finally {

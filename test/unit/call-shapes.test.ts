@@ -66,7 +66,13 @@ async function client(upstreams: Record<string, () => McpServer> = UPSTREAMS, ca
   const session = await connectClient(proxy, caller === undefined ? {} : { caller });
   const call = async (args: Record<string, unknown>) => {
     const r = await session.client.callTool({ name: "call", arguments: args });
-    return { isError: r.isError === true, text: text(r), meta: r._meta };
+    // A 2026-07-28 answer also carries the SDK's own server identity: only mcpx's keys matter here.
+    const { "io.modelcontextprotocol/serverInfo": _identity, ...ours } = r._meta ?? {};
+    return {
+      isError: r.isError === true,
+      text: text(r),
+      meta: Object.keys(ours).length > 0 ? ours : undefined,
+    };
   };
   return { call, close: session.close };
 }
