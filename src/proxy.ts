@@ -14,6 +14,8 @@ import { HealthMonitor } from "./health/monitor.js";
 import { CatalogViews } from "./registry/view.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
+import { PendingCalls } from "./server/pending.js";
+import { sessionKey } from "./server/session-token.js";
 
 export interface ProxyOptions {
   logger: Logger;
@@ -62,7 +64,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
   const views = new CatalogViews(registry, config);
-  const context: ProxyContext = { config, logger, registry, executor, schemas, views };
+  const pending = new PendingCalls({ key: sessionKey(config), logger });
+  const context: ProxyContext = { config, logger, registry, executor, schemas, views, pending };
   let closing: Promise<void> | undefined;
   return {
     context,
@@ -102,6 +105,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.
       monitor.stop();
+      pending.close();
       // The watchdog goes last: it guards the upstreams until they are closed.
       closing ??= registry.close().finally(() => tracker.close());
       return closing;

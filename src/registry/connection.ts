@@ -22,9 +22,10 @@ import type {
   ToolDef,
   ToolResult,
 } from "../types.js";
+import type { ClientChannel, RelayHub } from "./asker.js";
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
-import { openSession, type OpenOptions, type SdkSession } from "./session.js";
+import { openSession, type OpenOptions, type RelayOptions, type SdkSession } from "./session.js";
 import {
   createRemoteTransport,
   ProcessTransport,
@@ -61,6 +62,11 @@ export interface RequestOptions {
    * messages only for requests that name one; legacy upstreams ignore it.
    */
   logLevel?: LogLevel;
+  /**
+   * The client of the call (tools/call only): what the upstream asks meanwhile (roots,
+   * elicitation, sampling) is relayed to it, and the timeout stops while it is being asked.
+   */
+  client?: ClientChannel;
 }
 
 /** The protocol era an upstream speaks: 2025-11-25 and before (initialize), or 2026-07-28+. */
@@ -148,6 +154,8 @@ export interface ClientFactoryOptions {
   killGraceMs?: number;
   /** Bound on a stdio upstream's answer to the era probe (default STDIO_PROBE_TIMEOUT_MS). */
   stdioProbeTimeoutMs?: number;
+  /** Where clients' roots/list_changed reach the sessions serving their calls. */
+  hub?: RelayHub;
 }
 
 /**
@@ -169,6 +177,14 @@ export function createClientFactory(
   const { spec } = server;
   const log = options.logger.child(server.name);
   const timeoutMs = options.connectTimeoutMs;
+  const relay: RelayOptions = {
+    server: server.name,
+    habits: { readsRoots: false },
+    roots: (server.roots ?? []).map((uri) => ({ uri })),
+    clientRoots: server.session.policy !== "shared",
+    logger: log,
+    ...(options.hub && { hub: options.hub }),
+  };
   // What the first connect learned: later ones pass it as `prior` and skip the probe.
   let verdict: PriorDiscovery | undefined;
   // http only, learned once per upstream: a server that speaks only the old SSE transport.
@@ -191,6 +207,7 @@ export function createClientFactory(
   const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
     openSession(createRemoteTransport(remote, "sse"), {
       timeoutMs,
+      relay,
       prior: LEGACY,
       ...(signal && { signal }),
     });
@@ -212,6 +229,7 @@ export function createClientFactory(
         });
         const opening = openSession(transport, {
           timeoutMs,
+          relay,
           probeTimeoutMs: Math.min(
             options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
             timeoutMs,
@@ -251,6 +269,7 @@ export function createClientFactory(
         try {
           return await openSession(createRemoteTransport(spec, "http"), {
             timeoutMs,
+            relay,
             ...(signal && { signal }),
             ...(verdict && { prior: verdict }),
           });

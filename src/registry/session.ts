@@ -4,7 +4,11 @@
  */
 import {
   Client,
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
   SERVER_INFO_META_KEY,
   StreamableHTTPClientTransport,
   type PriorDiscovery,
@@ -12,6 +16,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
+import { createLogger, type Logger } from "../logger.js";
 import type {
   PromptDef,
   ReadResourceResult,
@@ -29,15 +34,51 @@ import type {
   ServerIdentity,
   UpstreamSession,
 } from "./connection.js";
+import {
+  capabilitiesOf,
+  RelayError,
+  SessionAsker,
+  type ClientChannel,
+  type RelayHub,
+  type RelayKind,
+  type Root,
+  type UpstreamHabits,
+} from "./asker.js";
+import { IdleDeadline } from "./deadline.js";
 import { ProcessTransport } from "./transport.js";
 
 const CLIENT_INFO = { name: "mcpx", version: VERSION };
 
 /**
- * What mcpx declares to upstreams: nothing yet. Relaying roots, elicitation and sampling adds
- * them here, with their request handlers in `newClient`.
+ * What mcpx declares to upstreams: everything a client may be asked mid-call. Each request is
+ * relayed to the client whose call it belongs to (asker.ts), or refused at once when that client
+ * did not declare it. Modern upstreams are also told, per request, what the calling client declared.
  */
-const CLIENT_CAPABILITIES = {};
+const CLIENT_CAPABILITIES = {
+  roots: { listChanged: true },
+  elicitation: { form: {}, url: {} },
+  sampling: {},
+};
+
+/** The SDK's timeout is replaced by an IdleDeadline for calls that may ask their client. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
+
+/** Rounds of input a modern upstream may ask for in one call. */
+const MAX_INPUT_ROUNDS = 16;
+
+/** Which upstream a session serves, for relaying its requests to clients (see asker.ts). */
+export interface RelayOptions {
+  server: string;
+  /** What the upstream's sessions showed so far (shared by them all). */
+  habits: UpstreamHabits;
+  /** The server's configured roots: the answer outside a call. */
+  roots: readonly Root[];
+  /** False for `shared` sessions: the upstream keeps what it read for every later caller. */
+  clientRoots: boolean;
+  logger: Logger;
+  /** Where a client's roots/list_changed is fanned out to the sessions serving its calls. */
+  hub?: RelayHub;
+}
 
 /** How a session is opened: bounds, cancellation, and the era learned earlier, if any. */
 export interface OpenOptions {
@@ -50,10 +91,15 @@ export interface OpenOptions {
   prior?: PriorDiscovery;
   /** Turns a connect failure into the error reported (once the transport is closed). */
   explain?: (err: unknown) => unknown;
+  /** The upstream this session serves (default: an unnamed one with no configured roots). */
+  relay?: RelayOptions;
 }
 
-/** The one place mcpx builds an SDK client for an upstream. */
-function newClient(probeTimeoutMs: number): Client {
+/**
+ * The one place mcpx builds an SDK client for an upstream. Its handlers are in place before
+ * connect: an upstream may ask for roots as soon as it is initialized.
+ */
+function newClient(probeTimeoutMs: number, asker: SessionAsker): Client {
   const client = new Client(CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
     // Without a prior verdict: probe with server/discover, fall back to initialize.
@@ -61,6 +107,23 @@ function newClient(probeTimeoutMs: number): Client {
   });
   // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
   client.onerror = () => {};
+  const relay =
+    (kind: RelayKind) =>
+    async (
+      request: { params?: Record<string, unknown> },
+      ctx: { mcpReq: { signal: AbortSignal } },
+    ) => {
+      try {
+        return await asker.answer(kind, request.params, ctx.mcpReq.signal);
+      } catch (err) {
+        if (err instanceof RelayError) throw new ProtocolError(err.code, err.message);
+        throw err;
+      }
+    };
+  // The SDK types each handler's result by method; the asker passes the client's answer through.
+  client.setRequestHandler("roots/list", relay("roots") as never);
+  client.setRequestHandler("elicitation/create", relay("elicitation") as never);
+  client.setRequestHandler("sampling/createMessage", relay("sampling") as never);
   return client;
 }
 
@@ -72,7 +135,19 @@ function newClient(probeTimeoutMs: number): Client {
  */
 export async function openSession(transport: Transport, options: OpenOptions): Promise<SdkSession> {
   const { signal, explain = (err: unknown) => err } = options;
-  const client = newClient(options.probeTimeoutMs ?? options.timeoutMs);
+  const relay = options.relay ?? {
+    server: "upstream",
+    habits: { readsRoots: false },
+    roots: [],
+    clientRoots: true,
+    logger: createLogger({ level: "silent", write: () => {} }),
+  };
+  const asker = new SessionAsker({
+    ...relay,
+    // Streamable HTTP: a request the upstream relates to one of ours arrives on that request's stream.
+    relatedContext: transport instanceof StreamableHTTPClientTransport,
+  });
+  const client = newClient(options.probeTimeoutMs ?? options.timeoutMs, asker);
   // During the era probe the client does not own the transport yet: close both.
   const abort = () => {
     void client.close().catch(() => {});
@@ -96,7 +171,7 @@ export async function openSession(transport: Transport, options: OpenOptions): P
   } finally {
     signal?.removeEventListener("abort", abort);
   }
-  return new SdkSession(client, transport);
+  return new SdkSession(client, transport, asker, relay.hub);
 }
 
 /** An initialized SDK client: the legacy era after initialize, the modern one after discover. */
@@ -114,6 +189,8 @@ export class SdkSession implements UpstreamSession {
   constructor(
     private readonly client: Client,
     private readonly transport: Transport,
+    private readonly asker: SessionAsker,
+    hub?: RelayHub,
   ) {
     const discover = client.getDiscoverResult();
     this.era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
@@ -142,6 +219,10 @@ export class SdkSession implements UpstreamSession {
       this.isClosed = true;
       for (const h of this.closeHandlers) h();
     };
+    // Only a legacy upstream hears notifications from its client.
+    if (hub && this.era === "legacy") {
+      this.onClosed(hub.add(asker, () => client.sendRootsListChanged()));
+    }
   }
 
   get pid(): number | undefined {
@@ -182,23 +263,132 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<ToolResult> {
-    // A modern upstream sends log messages only for requests that name a level.
-    const meta = this.era === "modern" && o.logLevel ? { [LOG_LEVEL_META_KEY]: o.logLevel } : {};
-    // A raw request with the loose result schema, not client.callTool: a proxy passes results
-    // through; it neither strips keys it does not know nor judges them against outputSchema.
-    const result = await this.client.request(
-      {
-        method: "tools/call",
-        params: { name, arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) },
-      },
-      ResultSchema,
-      sdkOptions(o),
-    );
+    const result = o.client
+      ? await this.callRelaying(name, args, o, o.client)
+      : await this.client.request(
+          { method: "tools/call", params: this.callParams(name, args, o) },
+          ResultSchema,
+          sdkOptions(o),
+        );
     const content = (result as { content?: unknown }).content;
     return {
       ...withoutEnvelope(result),
       content: Array.isArray(content) ? (content as ToolResult["content"]) : [],
     };
+  }
+
+  /**
+   * A call whose upstream may ask its client something meanwhile: requests a legacy upstream
+   * sends reach `channel` through the asker; a modern upstream's input_required rounds are driven
+   * here, each answered by `channel`. The timeout stops while the client is being asked.
+   */
+  private async callRelaying(
+    name: string,
+    args: Record<string, unknown>,
+    o: RequestOptions,
+    channel: ClientChannel,
+  ): Promise<Record<string, unknown>> {
+    const deadline = new IdleDeadline(
+      o.timeoutMs,
+      () =>
+        new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: o.timeoutMs }),
+    );
+    const sdk: SdkRequestOptions = {
+      timeout: NO_SDK_TIMEOUT,
+      signal: o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal,
+      onprogress: (p) => {
+        deadline.touch();
+        o.onProgress?.(p);
+      },
+    };
+    const wait = {
+      timeoutMs: o.timeoutMs,
+      ...(o.signal && { signal: o.signal }),
+      hold: deadline.hold,
+    };
+    try {
+      return await this.asker.during(channel, wait, async () => {
+        const params = this.callParams(name, args, o, channel);
+        if (this.era === "modern") return this.driveInputRounds(params, channel, sdk);
+        // A legacy upstream that read roots earlier reads them again when this client's differ.
+        await this.asker.alignRoots(
+          channel,
+          () => this.client.sendRootsListChanged(),
+          () => this.settleRoots(o),
+        );
+        return this.client.request({ method: "tools/call", params }, ResultSchema, sdk);
+      });
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /**
+   * After a legacy upstream read new roots: it applies them on its own time (server-filesystem
+   * checks each folder on disk first), with nothing on the wire to say when it is done. Two ping
+   * round trips let it read our answer and run what that started before the call arrives;
+   * measured on server-filesystem under full CPU load, 1 call in 150 still raced one ping, none
+   * two. Best effort: a server that applies roots later still sees them from its next call on.
+   */
+  private async settleRoots(o: RequestOptions): Promise<void> {
+    for (let i = 0; i < 2; i++) await this.client.ping({ timeout: Math.min(o.timeoutMs, 1_000) });
+  }
+
+  /** A modern call: each input_required answer is fulfilled by the client, then retried. */
+  private async driveInputRounds(
+    params: Record<string, unknown>,
+    channel: ClientChannel,
+    sdk: SdkRequestOptions,
+  ): Promise<Record<string, unknown>> {
+    let retry: Record<string, unknown> = {};
+    for (let round = 0; ; round++) {
+      const result = (await this.client.request(
+        { method: "tools/call", params: { ...params, ...retry } },
+        ResultSchema,
+        { ...sdk, allowInputRequired: true },
+      )) as Record<string, unknown>;
+      if (result.resultType !== "input_required") return result;
+      if (round >= MAX_INPUT_ROUNDS)
+        throw new Error(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`);
+      const requests = isObject(result.inputRequests) ? result.inputRequests : {};
+      const answers = await Promise.all(
+        Object.entries(requests).map(async ([key, request]) => {
+          const { method, params: p } = isObject(request) ? request : {};
+          const answer = await this.asker.answerFor(
+            channel,
+            relayKind(method),
+            isObject(p) ? p : undefined,
+          );
+          return [key, answer] as const;
+        }),
+      );
+      retry = {
+        ...(answers.length > 0 && { inputResponses: Object.fromEntries(answers) }),
+        ...(typeof result.requestState === "string" && { requestState: result.requestState }),
+      };
+    }
+  }
+
+  /**
+   * tools/call params. A modern upstream sends log messages only for requests that name a level,
+   * and learns per request what the calling client can answer.
+   */
+  private callParams(
+    name: string,
+    args: Record<string, unknown>,
+    o: RequestOptions,
+    channel?: ClientChannel,
+  ): Record<string, unknown> {
+    const meta =
+      this.era === "modern"
+        ? {
+            ...(o.logLevel && { [LOG_LEVEL_META_KEY]: o.logLevel }),
+            ...(channel && { [CLIENT_CAPABILITIES_META_KEY]: capabilitiesOf(channel.abilities) }),
+          }
+        : {};
+    // A raw request with the loose result schema, not client.callTool: a proxy passes results
+    // through; it neither strips keys it does not know nor judges them against outputSchema.
+    return { name, arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) };
   }
 
   async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
@@ -294,6 +484,20 @@ export class SdkSession implements UpstreamSession {
       cursor = next;
     } while (cursor !== undefined);
     return all;
+  }
+}
+
+/** The relay kind of an embedded input request's method; anything else is the upstream's error. */
+function relayKind(method: unknown): RelayKind {
+  switch (method) {
+    case "roots/list":
+      return "roots";
+    case "elicitation/create":
+      return "elicitation";
+    case "sampling/createMessage":
+      return "sampling";
+    default:
+      throw new Error(`the server asked for input of an unknown kind (${String(method)})`);
   }
 }
 

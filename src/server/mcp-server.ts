@@ -5,6 +5,7 @@
  */
 import {
   CLIENT_INFO_META_KEY,
+  isInputRequiredResult,
   LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
@@ -19,6 +20,7 @@ import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
 import type { Era, MetaTool, ProxyContext, RequestContext } from "./context.js";
+import { relayCall } from "./relay.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
 import { resourcesTool } from "./tools/resources.js";
@@ -72,6 +74,8 @@ export interface DownstreamOptions {
   caller?: string;
   /** Where this connection or session keeps its state; absent for 2026-07-28 requests. */
   memory?: SessionMemory;
+  /** Names the client connection (stdio) or 2025-era session (HTTP): roots/list_changed from it. */
+  clientId?: string;
 }
 
 /**
@@ -109,7 +113,11 @@ export function envelopeClientName(meta: unknown): string | undefined {
 export function createDownstream(ctx: ProxyContext, options: DownstreamOptions): Server {
   const server = new Server(
     { name: "mcpx", version: VERSION },
-    { capabilities: { tools: { listChanged: true }, logging: {} } },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      // A 2026-07-28 retry names its waiting call in a signed state (pending.ts).
+      requestState: { verify: ctx.pending.verify },
+    },
   );
   const memory = options.memory ?? {};
 
@@ -125,6 +133,14 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     envelopeClientName(req.mcpReq.envelope) ??
     cleanCaller(server.getClientVersion()?.name) ??
     DEFAULT_CALLER;
+
+  // A 2025-era client's new roots reach the upstreams its running calls use.
+  const clientId = options.clientId;
+  if (clientId !== undefined) {
+    server.setNotificationHandler("notifications/roots/list_changed", () => {
+      ctx.registry.rootsChanged(clientId);
+    });
+  }
 
   // 2025 era: upstream log messages reach the client at or above the level it set.
   server.setRequestHandler("logging/setLevel", (request) => {
@@ -159,20 +175,28 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
       progressToken: request.params._meta?.progressToken,
     });
-    let result;
-    try {
-      result = await tool.handle(request.params.arguments ?? {}, ctx, context);
-    } catch (err) {
-      // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
-      ctx.logger.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
-      throw new ProtocolError(
-        ProtocolErrorCode.InternalError,
-        `mcpx internal error in ${tool.name}: ${ctx.logger.redact(errorMessage(err))}`,
-      );
-    }
+    const who = { era: options.era, caller, ...(clientId !== undefined && { clientId }) };
+    const answer = await relayCall(ctx, server, req, who, async (client, signal) => {
+      try {
+        return await tool.handle(request.params.arguments ?? {}, ctx, {
+          ...context,
+          client,
+          signal,
+        });
+      } catch (err) {
+        // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
+        ctx.logger.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `mcpx internal error in ${tool.name}: ${ctx.logger.redact(errorMessage(err))}`,
+        );
+      }
+    });
+    // The call waits for the client's input (2026-07-28): the client retries with it.
+    if (isInputRequiredResult(answer)) return answer;
     // Upstream results pass through: a shape only 2026-07-28 allows (array structuredContent)
     // is projected for a 2025 client instead of failing the SDK's result check.
-    return server.projectCallToolResult(result as CallToolResult, undefined);
+    return server.projectCallToolResult(answer as CallToolResult, undefined);
   });
   return server;
 }

@@ -3,6 +3,7 @@
  * entry picks the era from what the client sends first: `server/discover` or an enveloped
  * request pins 2026-07-28, `initialize` (or anything without the envelope) the 2025 revisions.
  */
+import { randomUUID } from "node:crypto";
 import type { Transport } from "@modelcontextprotocol/server";
 import {
   serveStdio as serveConnectionEntry,
@@ -34,12 +35,15 @@ export function serveConnection(
   transport: Transport,
   options: ConnectionOptions = {},
 ): { close(): Promise<void> } {
+  // Names this connection's client: its roots/list_changed reaches the sessions of its calls.
+  const clientId = `stdio:${randomUUID()}`;
   return serveConnectionEntry(
     ({ era }) => {
       const memory: SessionMemory = {};
       const server = createDownstream(ctx, {
         era,
         memory,
+        clientId,
         ...(options.caller !== undefined && { caller: options.caller }),
       });
       // A modern connection's list_changed goes to its subscriptions/listen streams (the entry

@@ -31,6 +31,7 @@ export const callTool: MetaTool = {
         ...(req.sendProgress && { onProgress: req.sendProgress }),
         ...(req.sendLog && { onLog: req.sendLog }),
         ...(req.logLevel && { logLevel: req.logLevel }),
+        ...(req.client && { client: req.client }),
       },
       { notes: input.notes, ...(input.select !== undefined && { select: input.select }) },
     );
