@@ -6,7 +6,7 @@
 import type { Profile } from "../config/load.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ClientChannel } from "../registry/asker.js";
+import type { ClientChannel } from "../registry/channel.js";
 import { globToRegExp } from "../registry/profiles.js";
 import { textResult, type ToolDef, type ToolResult } from "../types.js";
 

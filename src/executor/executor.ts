@@ -2,7 +2,7 @@ import type { ResultCompression } from "../config/load.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ClientChannel } from "../registry/asker.js";
+import type { ClientChannel } from "../registry/channel.js";
 import type { LogLevel, LogMessage, Progress } from "../registry/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";

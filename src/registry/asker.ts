@@ -7,96 +7,18 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-
-/** A root as MCP lists it: a `file://` URI and an optional name. */
-export interface Root {
-  uri: string;
-  name?: string;
-}
-
-/** The three kinds of request an upstream may send its client mid-call. */
-export type RelayKind = "roots" | "elicitation" | "sampling";
-
-/** What a downstream client declared it can answer. */
-export interface ClientAbilities {
-  roots: boolean;
-  /** Form-mode elicitation (an empty `elicitation: {}` declares form mode only). */
-  elicitForm: boolean;
-  elicitUrl: boolean;
-  sampling: boolean;
-}
-
-/** How long the client may take, and what cancels the wait. */
-export interface AskOptions {
-  timeoutMs: number;
-  signal?: AbortSignal;
-}
+import {
+  RELAY_ERROR,
+  RelayError,
+  type AskOptions,
+  type ClientAbilities,
+  type ClientChannel,
+  type RelayKind,
+  type Root,
+} from "./channel.js";
 
 type Params = Record<string, unknown>;
 type Answer = Record<string, unknown>;
-
-/**
- * One downstream call's way back to its client. Built per request by src/server/ and carried in
- * the executor's CallContext; answers pass through unchanged.
- */
-export interface ClientChannel {
-  /** Who is calling (for logs). */
-  readonly caller: string;
-  /** The client connection or session: roots/list_changed from it reaches its calls' sessions. */
-  readonly clientId: string;
-  readonly abilities: ClientAbilities;
-  roots(options: AskOptions): Promise<Answer>;
-  elicit(params: Params, options: AskOptions): Promise<Answer>;
-  sample(params: Params, options: AskOptions): Promise<Answer>;
-}
-
-/** JSON-RPC codes the upstream gets when mcpx cannot relay its request. */
-export const RELAY_ERROR = {
-  /** The client did not declare the capability: it has no such method. */
-  methodNotFound: -32601,
-  /** The client does not support this mode of the request. */
-  invalidParams: -32602,
-  /** No call (or more than one) the request can belong to; the client failed or timed out. */
-  internal: -32603,
-} as const;
-
-/** Why a request could not be relayed; session.ts sends it upstream as a JSON-RPC error. */
-export class RelayError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "RelayError";
-  }
-}
-
-/** The abilities a client's declared capabilities (from initialize or the request's envelope) give. */
-export function abilitiesOf(capabilities: unknown): ClientAbilities {
-  const caps = isRecord(capabilities) ? capabilities : {};
-  const elicitation = isRecord(caps.elicitation) ? caps.elicitation : undefined;
-  // `elicitation: {}` (what clients sent before modes existed) means form mode only.
-  const modes = elicitation && ("form" in elicitation || "url" in elicitation);
-  return {
-    roots: isRecord(caps.roots),
-    elicitForm: elicitation !== undefined && (!modes || isRecord(elicitation.form)),
-    elicitUrl: elicitation !== undefined && isRecord(elicitation.url),
-    sampling: isRecord(caps.sampling),
-  };
-}
-
-/** The client capabilities that declare `abilities` (what a modern upstream is told per request). */
-export function capabilitiesOf(abilities: ClientAbilities): Record<string, unknown> {
-  const elicitation = {
-    ...(abilities.elicitForm && { form: {} }),
-    ...(abilities.elicitUrl && { url: {} }),
-  };
-  return {
-    ...(abilities.roots && { roots: { listChanged: true } }),
-    ...(Object.keys(elicitation).length > 0 && { elicitation }),
-    ...(abilities.sampling && { sampling: {} }),
-  };
-}
 
 /** The relay wait of one call on a session: its bound, and the pause of its upstream clock. */
 interface CallEntry {
@@ -134,6 +56,9 @@ export interface AskerOptions {
 /** How long a call waits for a legacy upstream to read the roots it was told changed. */
 export const ROOTS_ALIGN_MS = 1_000;
 
+/** How long a call waits for a sign that the upstream applied the roots it read. */
+export const ROOTS_SETTLE_MS = 150;
+
 /**
  * One upstream session's side of the relay: which calls run on it (each with its channel), which
  * call a request belongs to, and the roots the upstream last read.
@@ -149,7 +74,10 @@ export class SessionAsker {
   private readonly log: Logger;
   /** The roots last given to the upstream (canonical JSON), undefined before the first answer. */
   private served: string | undefined;
+  /** The call those roots were given during, if any. */
+  private servedTo: CallEntry | undefined;
   private rootsAnswered: (() => void)[] = [];
+  private activityWaiters: (() => void)[] = [];
 
   constructor(private readonly options: AskerOptions) {
     this.log = options.logger;
@@ -190,6 +118,7 @@ export class SessionAsker {
       return await this.context.run(entry, fn);
     } finally {
       this.calls.delete(entry);
+      if (this.servedTo === entry) this.servedTo = undefined;
     }
   }
 
@@ -203,12 +132,8 @@ export class SessionAsker {
       this.options.habits.readsRoots = true;
       const roots = call ? await this.rootsOf(call) : [...this.options.roots];
       this.served = JSON.stringify(roots);
-      // Woken once the SDK has sent this answer (it does so in the microtasks after we return):
-      // what the waiting call sends next must reach the upstream after it.
-      const waiting = this.rootsAnswered.splice(0);
-      setImmediate(() => {
-        for (const wake of waiting) wake();
-      });
+      this.servedTo = call;
+      for (const wake of this.rootsAnswered.splice(0)) wake();
       if (call) this.logRoots(call);
       return { roots };
     }
@@ -244,9 +169,9 @@ export class SessionAsker {
    * Before a call on a legacy session of an upstream that reads roots: when this call's client
    * should see other roots than the session's upstream read (at initialize, say), it is told
    * they changed; a session that has not asked yet (just opened) is waited for. Either way the
-   * call waits (bounded by ROOTS_ALIGN_MS) until the upstream asked and was answered, then for
-   * `settle` (the upstream applies what it read asynchronously; see session.ts). Run inside
-   * during().
+   * call waits (bounded by ROOTS_ALIGN_MS) until the upstream asked and was answered, then until
+   * it seems to have applied them (bounded by ROOTS_SETTLE_MS) and `settle` (a round trip).
+   * Best effort: nothing in MCP says when a server has applied new roots. Run inside during().
    */
   async alignRoots(
     channel: ClientChannel,
@@ -257,7 +182,43 @@ export class SessionAsker {
     const call = [...this.calls].find((c) => c.channel === channel);
     if (!call) return;
     const wanted = JSON.stringify(await this.rootsOf(call));
-    if (wanted === this.served) return;
+    // Read before this call: nothing to do. Read during it (a session just opened asks at
+    // initialize): the upstream may still be applying them.
+    if (wanted === this.served && this.servedTo !== call) return;
+    if (wanted !== this.served && !(await this.askAgain(notify))) return;
+    try {
+      // Our answer is on the wire by the next turn of the event loop. The upstream applies it on
+      // its own time, with nothing on the wire to say when it is done: wait for a sign of life
+      // (server-filesystem logs the folders it took), bounded, then a round trip.
+      await new Promise((resolve) => setImmediate(resolve));
+      await this.activity(ROOTS_SETTLE_MS);
+      await settle();
+    } catch (err) {
+      this.log.debug(`roots not settled on ${this.options.server}: ${errorMessage(err)}`);
+    }
+  }
+
+  /** The upstream showed a sign of life: a stderr line, a notification (see session.ts). */
+  noteActivity(): void {
+    for (const wake of this.activityWaiters.splice(0)) wake();
+  }
+
+  /** Resolves at the upstream's next sign of life, or after `ms`. */
+  private activity(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.activityWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Have the upstream ask for roots (again, when it read some before: `notify`; a fresh session
+   * asks by itself), and wait until it did, bounded. False when it did not.
+   */
+  private async askAgain(notify: () => Promise<void>): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     let answered = false;
     const asked = new Promise<void>((resolve) => {
@@ -270,16 +231,14 @@ export class SessionAsker {
     try {
       if (this.served !== undefined) await notify();
       await asked;
-      if (answered) await settle();
-      else
-        this.log.debug(
-          `${this.options.server} did not ask for roots again within ${ROOTS_ALIGN_MS} ms`,
-        );
     } catch (err) {
-      this.log.debug(`roots not aligned on ${this.options.server}: ${errorMessage(err)}`);
+      this.log.debug(`roots/list_changed not sent to ${this.options.server}: ${errorMessage(err)}`);
     } finally {
       clearTimeout(timer);
     }
+    if (!answered)
+      this.log.debug(`${this.options.server} did not ask for roots within ${ROOTS_ALIGN_MS} ms`);
+    return answered;
   }
 
   /** The call a request belongs to, undefined when none runs; throws when it cannot be told. */

@@ -22,7 +22,8 @@ import type {
   ToolDef,
   ToolResult,
 } from "../types.js";
-import type { ClientChannel, RelayHub } from "./asker.js";
+import type { RelayHub } from "./asker.js";
+import type { ClientChannel } from "./channel.js";
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
 import { openSession, type OpenOptions, type RelayOptions, type SdkSession } from "./session.js";
@@ -217,19 +218,21 @@ export function createClientFactory(
       const spawnAndOpen = (signal: AbortSignal | undefined, prior: PriorDiscovery | undefined) => {
         // This process's own last lines: what a server that exits at once says about why.
         const recent: string[] = [];
+        let onOutput: (() => void) | undefined;
         const transport = new ProcessTransport(spec, {
           onStderrLine: (line) => {
             options.stderr?.push(line);
             log.info(line);
             recent.push(line);
             if (recent.length > STDERR_LINES_IN_ERROR) recent.shift();
+            onOutput?.();
           },
           ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
           ...(options.tracker && { tracker: options.tracker }),
         });
         const opening = openSession(transport, {
           timeoutMs,
-          relay,
+          relay: { ...relay, onOutput: (listener) => (onOutput = listener) },
           probeTimeoutMs: Math.min(
             options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
             timeoutMs,

@@ -34,17 +34,15 @@ import type {
   ServerIdentity,
   UpstreamSession,
 } from "./connection.js";
+import { SessionAsker, type RelayHub, type UpstreamHabits } from "./asker.js";
 import {
   capabilitiesOf,
   RelayError,
-  SessionAsker,
   type ClientChannel,
-  type RelayHub,
   type RelayKind,
   type Root,
-  type UpstreamHabits,
-} from "./asker.js";
-import { IdleDeadline } from "./deadline.js";
+} from "./channel.js";
+import { callRelayed, type CallWire } from "./relayed-call.js";
 import { ProcessTransport } from "./transport.js";
 
 const CLIENT_INFO = { name: "mcpx", version: VERSION };
@@ -60,11 +58,8 @@ const CLIENT_CAPABILITIES = {
   sampling: {},
 };
 
-/** The SDK's timeout is replaced by an IdleDeadline for calls that may ask their client. */
+/** The SDK's timeout is replaced by the call's own deadline when it may ask its client. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
-
-/** Rounds of input a modern upstream may ask for in one call. */
-const MAX_INPUT_ROUNDS = 16;
 
 /** Which upstream a session serves, for relaying its requests to clients (see asker.ts). */
 export interface RelayOptions {
@@ -78,6 +73,8 @@ export interface RelayOptions {
   logger: Logger;
   /** Where a client's roots/list_changed is fanned out to the sessions serving its calls. */
   hub?: RelayHub;
+  /** Subscribes to the upstream's output besides MCP (a stdio server's stderr lines). */
+  onOutput?: (listener: () => void) => void;
 }
 
 /** How a session is opened: bounds, cancellation, and the era learned earlier, if any. */
@@ -147,6 +144,7 @@ export async function openSession(transport: Transport, options: OpenOptions): P
     // Streamable HTTP: a request the upstream relates to one of ours arrives on that request's stream.
     relatedContext: transport instanceof StreamableHTTPClientTransport,
   });
+  relay.onOutput?.(() => asker.noteActivity());
   const client = newClient(options.probeTimeoutMs ?? options.timeoutMs, asker);
   // During the era probe the client does not own the transport yet: close both.
   const abort = () => {
@@ -212,6 +210,7 @@ export class SdkSession implements UpstreamSession {
     };
     // A shared session's log lines go to every call in flight on it: they cannot be told apart.
     client.setNotificationHandler("notifications/message", (n) => {
+      asker.noteActivity();
       for (const h of this.logHandlers) h(n.params);
     });
     client.onclose = () => {
@@ -264,7 +263,13 @@ export class SdkSession implements UpstreamSession {
     o: RequestOptions,
   ): Promise<ToolResult> {
     const result = o.client
-      ? await this.callRelaying(name, args, o, o.client)
+      ? await callRelayed(
+          this.asker,
+          this.wire(),
+          this.callParams(name, args, o, o.client),
+          o,
+          o.client,
+        )
       : await this.client.request(
           { method: "tools/call", params: this.callParams(name, args, o) },
           ResultSchema,
@@ -277,96 +282,25 @@ export class SdkSession implements UpstreamSession {
     };
   }
 
-  /**
-   * A call whose upstream may ask its client something meanwhile: requests a legacy upstream
-   * sends reach `channel` through the asker; a modern upstream's input_required rounds are driven
-   * here, each answered by `channel`. The timeout stops while the client is being asked.
-   */
-  private async callRelaying(
-    name: string,
-    args: Record<string, unknown>,
-    o: RequestOptions,
-    channel: ClientChannel,
-  ): Promise<Record<string, unknown>> {
-    const deadline = new IdleDeadline(
-      o.timeoutMs,
-      () =>
-        new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: o.timeoutMs }),
-    );
-    const sdk: SdkRequestOptions = {
-      timeout: NO_SDK_TIMEOUT,
-      signal: o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal,
-      onprogress: (p) => {
-        deadline.touch();
-        o.onProgress?.(p);
-      },
-    };
-    const wait = {
-      timeoutMs: o.timeoutMs,
-      ...(o.signal && { signal: o.signal }),
-      hold: deadline.hold,
-    };
-    try {
-      return await this.asker.during(channel, wait, async () => {
-        const params = this.callParams(name, args, o, channel);
-        if (this.era === "modern") return this.driveInputRounds(params, channel, sdk);
-        // A legacy upstream that read roots earlier reads them again when this client's differ.
-        await this.asker.alignRoots(
-          channel,
-          () => this.client.sendRootsListChanged(),
-          () => this.settleRoots(o),
-        );
-        return this.client.request({ method: "tools/call", params }, ResultSchema, sdk);
-      });
-    } finally {
-      deadline.dispose();
-    }
-  }
-
-  /**
-   * After a legacy upstream read new roots: it applies them on its own time (server-filesystem
-   * checks each folder on disk first), with nothing on the wire to say when it is done. Two ping
-   * round trips let it read our answer and run what that started before the call arrives;
-   * measured on server-filesystem under full CPU load, 1 call in 150 still raced one ping, none
-   * two. Best effort: a server that applies roots later still sees them from its next call on.
-   */
-  private async settleRoots(o: RequestOptions): Promise<void> {
-    for (let i = 0; i < 2; i++) await this.client.ping({ timeout: Math.min(o.timeoutMs, 1_000) });
-  }
-
-  /** A modern call: each input_required answer is fulfilled by the client, then retried. */
-  private async driveInputRounds(
-    params: Record<string, unknown>,
-    channel: ClientChannel,
-    sdk: SdkRequestOptions,
-  ): Promise<Record<string, unknown>> {
-    let retry: Record<string, unknown> = {};
-    for (let round = 0; ; round++) {
-      const result = (await this.client.request(
-        { method: "tools/call", params: { ...params, ...retry } },
-        ResultSchema,
-        { ...sdk, allowInputRequired: true },
-      )) as Record<string, unknown>;
-      if (result.resultType !== "input_required") return result;
-      if (round >= MAX_INPUT_ROUNDS)
-        throw new Error(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`);
-      const requests = isObject(result.inputRequests) ? result.inputRequests : {};
-      const answers = await Promise.all(
-        Object.entries(requests).map(async ([key, request]) => {
-          const { method, params: p } = isObject(request) ? request : {};
-          const answer = await this.asker.answerFor(
-            channel,
-            relayKind(method),
-            isObject(p) ? p : undefined,
-          );
-          return [key, answer] as const;
+  /** What callRelayed needs of this session's SDK client. */
+  private wire(): CallWire {
+    return {
+      era: this.era,
+      request: (params, { signal, onProgress, inputRequired }) =>
+        this.client.request({ method: "tools/call", params }, ResultSchema, {
+          // The call's own deadline bounds it (relayed-call.ts), not the SDK's timer.
+          timeout: NO_SDK_TIMEOUT,
+          signal,
+          onprogress: onProgress,
+          ...(inputRequired && { allowInputRequired: true }),
         }),
-      );
-      retry = {
-        ...(answers.length > 0 && { inputResponses: Object.fromEntries(answers) }),
-        ...(typeof result.requestState === "string" && { requestState: result.requestState }),
-      };
-    }
+      rootsChanged: () => this.client.sendRootsListChanged(),
+      ping: async (timeoutMs) => {
+        await this.client.ping({ timeout: timeoutMs });
+      },
+      timeoutError: (timeout) =>
+        new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout }),
+    };
   }
 
   /**
@@ -484,20 +418,6 @@ export class SdkSession implements UpstreamSession {
       cursor = next;
     } while (cursor !== undefined);
     return all;
-  }
-}
-
-/** The relay kind of an embedded input request's method; anything else is the upstream's error. */
-function relayKind(method: unknown): RelayKind {
-  switch (method) {
-    case "roots/list":
-      return "roots";
-    case "elicitation/create":
-      return "elicitation";
-    case "sampling/createMessage":
-      return "sampling";
-    default:
-      throw new Error(`the server asked for input of an unknown kind (${String(method)})`);
   }
 }
 

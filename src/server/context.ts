@@ -2,7 +2,7 @@ import type { Config } from "../config/load.js";
 import type { SchemaCompiler } from "../compression/schema.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
-import type { ClientChannel } from "../registry/asker.js";
+import type { ClientChannel } from "../registry/channel.js";
 import type { LogMessage } from "../registry/connection.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView, CatalogViews } from "../registry/view.js";
