@@ -97,5 +97,5 @@ export function callTool(
   return client.callTool(
     { name: "call", arguments: { method, arguments: args } },
     { timeout: 60_000 },
-  ) as Promise<Record<string, unknown>>;
+  );
 }

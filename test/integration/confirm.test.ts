@@ -38,8 +38,9 @@ async function start(era: "legacy" | "modern", answer?: "accept" | "decline" | "
     abilities: answer ? ["elicitation"] : [],
     elicit: () => ({ action: answer ?? "cancel" }),
   });
-  running = await startStdio(file, [], { era, client });
-  return { client, asked, name, stderr: running.stderr };
+  const started = await startStdio(file, [], { era, client });
+  running = started;
+  return { client, asked, name, stderr: () => started.stderr() };
 }
 
 describe.each(ERAS)("a %s client", (era) => {

@@ -102,7 +102,7 @@ async function twoCallers(release: Promise<void>): Promise<[Caller, Caller]> {
     return { name, client, asked };
   };
   const callers = await Promise.all([make("legacy", "alice"), make("modern", "bob")]);
-  return callers as [Caller, Caller];
+  return callers;
 }
 
 const elicitations = (c: Caller) => c.asked.filter((a) => a.method === "elicitation/create");
