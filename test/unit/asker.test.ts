@@ -156,13 +156,15 @@ describe("SessionAsker", () => {
     await a.during(alice, WAIT, () =>
       a.alignRoots(
         alice,
-        async () => {
+        () => {
           told.push("list_changed");
           // The upstream asks again, as server-filesystem does, and mcpx answers.
           setImmediate(() => void a.answer("roots", undefined));
+          return Promise.resolve();
         },
-        async () => {
+        () => {
           told.push("settled");
+          return Promise.resolve();
         },
       ),
     );
@@ -172,8 +174,8 @@ describe("SessionAsker", () => {
     await a.during(alice, WAIT, () =>
       a.alignRoots(
         alice,
-        async () => void again.push("list_changed"),
-        async () => {},
+        () => Promise.resolve(void again.push("list_changed")),
+        () => Promise.resolve(),
       ),
     );
     expect(again).toEqual([]);
@@ -185,8 +187,8 @@ describe("RelayHub", () => {
     const hub = new RelayHub();
     const [one, two] = [asker(), asker()];
     const told: string[] = [];
-    hub.add(one, async () => void told.push("one"));
-    const removeTwo = hub.add(two, async () => void told.push("two"));
+    hub.add(one, () => Promise.resolve(void told.push("one")));
+    const removeTwo = hub.add(two, () => Promise.resolve(void told.push("two")));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const running = one.during(channel("alice"), WAIT, () => held);
