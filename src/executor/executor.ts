@@ -342,6 +342,7 @@ export class Executor {
       const result = await lease.session.readResource(uri, {
         timeoutMs: target.config.timeoutMs,
         ...(ctx.signal && { signal: ctx.signal }),
+        ...(ctx.client && { client: ctx.client }),
       });
       return { result };
     } catch (err) {

@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import {
+  NO_CLIENT,
   RELAY_ERROR,
   RelayError,
   type AskOptions,
@@ -85,7 +86,7 @@ export class SessionAsker {
 
   /** The channels of the calls running on this session now. */
   channels(): ClientChannel[] {
-    return [...this.calls].map((c) => c.channel);
+    return [...this.calls].map((c) => c.channel).filter((c) => c !== NO_CLIENT);
   }
 
   /**
@@ -137,7 +138,7 @@ export class SessionAsker {
       if (call) this.logRoots(call);
       return { roots };
     }
-    if (!call) {
+    if (!call || call.channel === NO_CLIENT) {
       throw new RelayError(
         RELAY_ERROR.internal,
         `mcpx has no call running on this session to relay ${kind} to: a server may ask its client only while serving one of its calls.`,

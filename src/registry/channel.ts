@@ -47,6 +47,20 @@ export interface ClientChannel {
   sample(params: Params, options: AskOptions): Promise<Answer>;
 }
 
+/**
+ * The channel of a request no client can be asked about (a resource read made without a
+ * client): it counts as a request running on the session, so nothing an upstream sends
+ * meanwhile is attributed to another call by mistake.
+ */
+export const NO_CLIENT: ClientChannel = {
+  caller: "(no client)",
+  clientId: "",
+  abilities: { roots: false, elicitForm: false, elicitUrl: false, sampling: false },
+  roots: () => Promise.reject(new Error("no client to ask")),
+  elicit: () => Promise.reject(new Error("no client to ask")),
+  sample: () => Promise.reject(new Error("no client to ask")),
+};
+
 /** JSON-RPC codes the upstream gets when mcpx cannot relay its request. */
 export const RELAY_ERROR = {
   /** The client did not declare the capability: it has no such method. */

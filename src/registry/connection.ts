@@ -64,8 +64,9 @@ export interface RequestOptions {
    */
   logLevel?: LogLevel;
   /**
-   * The client of the call (tools/call only): what the upstream asks meanwhile (roots,
-   * elicitation, sampling) is relayed to it, and the timeout stops while it is being asked.
+   * The client the request is made for (tools/call, resources/read): what the upstream asks
+   * meanwhile (roots, elicitation, sampling) is relayed to it; for a call, the timeout stops
+   * while it is being asked.
    */
   client?: ClientChannel;
 }

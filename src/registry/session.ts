@@ -37,6 +37,7 @@ import type {
 import { SessionAsker, type RelayHub, type UpstreamHabits } from "./asker.js";
 import {
   capabilitiesOf,
+  NO_CLIENT,
   RelayError,
   type ClientChannel,
   type RelayKind,
@@ -326,10 +327,13 @@ export class SdkSession implements UpstreamSession {
   }
 
   async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
-    const result = await this.client.request(
-      { method: "resources/read", params: { uri } },
-      ResultSchema,
-      sdkOptions(o),
+    // What the upstream asks meanwhile is this read's (its client's, or refused): never another call's.
+    const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      this.client.request(
+        { method: "resources/read", params: { uri } },
+        ResultSchema,
+        sdkOptions(o),
+      ),
     );
     const contents = (result as { contents?: unknown }).contents;
     if (!Array.isArray(contents))

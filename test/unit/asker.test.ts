@@ -8,6 +8,7 @@ import { RelayHub, SessionAsker, type UpstreamHabits } from "../../src/registry/
 import {
   abilitiesOf,
   capabilitiesOf,
+  NO_CLIENT,
   RelayError,
   type ClientAbilities,
   type ClientChannel,
@@ -96,6 +97,24 @@ describe("SessionAsker", () => {
     expect([...alice.asked, ...bob.asked]).toEqual([]);
     release();
     await aliceCall;
+  });
+
+  it("never gives a call what arrives while a request without a client (a read) runs beside it", async () => {
+    const a = asker();
+    const alice = channel("alice");
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const read = a.during(NO_CLIENT, WAIT, () => held);
+    await expect(a.during(alice, WAIT, () => a.answer("elicitation", {}))).rejects.toThrow(
+      /cannot tell which of the 2 calls/,
+    );
+    release();
+    await read;
+    // Alone, such a request has no one to ask.
+    await expect(a.during(NO_CLIENT, WAIT, () => a.answer("elicitation", {}))).rejects.toThrow(
+      /no call running/,
+    );
+    expect(alice.asked).toEqual([]);
   });
 
   it("attributes a request that arrives in a call's own context (streamable HTTP), whatever else runs", async () => {
