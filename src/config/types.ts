@@ -111,7 +111,8 @@ export interface Config {
   auth?: AuthConfig;
   /**
    * "untrusted" when the file may not be the user's (`--untrusted`, or `"trust": "untrusted"`):
-   * remote servers must then be checked with `assertPublicUrl` (trust.ts) before every connect.
+   * remote servers are checked with `assertPublicServers` at load, and each connection to them
+   * goes through the public-only fetch (src/registry/public-fetch.ts), which checks its DNS answer.
    */
   trust?: "untrusted";
   /** The format the file was read as, when it was another client's (see formats/). */

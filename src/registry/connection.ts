@@ -12,6 +12,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/load.js";
+import type { Lookup } from "../config/trust.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type {
@@ -24,6 +25,7 @@ import type {
 } from "../types.js";
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
+import { publicOnlyFetch } from "./public-fetch.js";
 import { openSession, type OpenOptions, type SdkSession } from "./session.js";
 import {
   createRemoteTransport,
@@ -148,6 +150,12 @@ export interface ClientFactoryOptions {
   killGraceMs?: number;
   /** Bound on a stdio upstream's answer to the era probe (default STDIO_PROBE_TIMEOUT_MS). */
   stdioProbeTimeoutMs?: number;
+  /**
+   * The server comes from an untrusted config: every connection must reach a public address,
+   * the name resolved and checked again at each connect (src/registry/public-fetch.ts).
+   * `lookup` replaces DNS (tests).
+   */
+  publicOnly?: { lookup?: Lookup };
 }
 
 /**
@@ -187,9 +195,10 @@ export function createClientFactory(
         useSse = false;
       },
     });
+  const fetchImpl = options.publicOnly ? publicOnlyFetch(options.publicOnly.lookup) : undefined;
   // SSE is the legacy transport: its servers are legacy, no probe.
   const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
-    openSession(createRemoteTransport(remote, "sse"), {
+    openSession(createRemoteTransport(remote, "sse", fetchImpl), {
       timeoutMs,
       prior: LEGACY,
       ...(signal && { signal }),
@@ -249,7 +258,7 @@ export function createClientFactory(
       const connect = async (signal: AbortSignal | undefined) => {
         if (useSse) return openSse(spec, signal);
         try {
-          return await openSession(createRemoteTransport(spec, "http"), {
+          return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
             timeoutMs,
             ...(signal && { signal }),
             ...(verdict && { prior: verdict }),

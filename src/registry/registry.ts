@@ -108,6 +108,7 @@ export class Registry {
           connectTimeoutMs: this.config.discoveryTimeoutMs,
           stderr: this.ringFor(fingerprint(s)),
           ...(options.tracker && { tracker: options.tracker }),
+          ...(this.config.trust === "untrusted" && { publicOnly: {} }),
         }));
     for (const server of config.servers) this.add(server);
   }
