@@ -161,7 +161,8 @@ function judge(era, results, expected) {
   }
   for (const scenario of Object.keys(expected)) {
     const r = results.get(scenario);
-    if (!r) problems.push(`${era}: STALE ${scenario}: the suite no longer runs it; delete the line`);
+    if (!r)
+      problems.push(`${era}: STALE ${scenario}: the suite no longer runs it; delete the line`);
     else if (!r.failed) problems.push(`${era}: STALE ${scenario}: passes now; delete the line`);
   }
   return problems;
