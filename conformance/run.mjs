@@ -5,10 +5,12 @@
  * against conformance/expected-failures.yaml. Exit 0 when every failing scenario is listed there
  * and every listed one still fails; 1 otherwise (a new failure, or a stale entry to delete).
  *
- * The suite needs Node >= 22: it runs on the binary of the `node@22` devDependency
- * (node_modules/node/bin/node; CONFORMANCE_NODE overrides). mcpx itself runs on this Node.
+ * The suite and its Node >= 22 (the npm package `node@22`) are this folder's own dependencies
+ * (`npm ci --prefix conformance`), not mcpx's: a `node` devDependency at the top would put Node 22
+ * first on the PATH of every npm script. The suite runs on conformance/node_modules/node/bin/node
+ * (CONFORMANCE_NODE overrides); mcpx itself runs on the Node running this script.
  *
- *   node scripts/conformance.mjs [--keep] [--markdown]
+ *   node conformance/run.mjs [--keep] [--markdown]
  *     --keep      keep the temp folder (mcpx log, the suite's output and checks.json per scenario)
  *     --markdown  also print the scenario × era table as Markdown
  */
@@ -18,11 +20,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-const BASELINE = path.join(ROOT, "conformance/expected-failures.yaml");
+const HERE = import.meta.dirname;
+const ROOT = path.resolve(HERE, "..");
+const BASELINE = path.join(HERE, "expected-failures.yaml");
 const MCPX = path.join(ROOT, "dist/index.js");
 const FIXTURE = path.join(ROOT, "test/fixtures/upstreams/conformance.mjs");
-const NODE22 = process.env.CONFORMANCE_NODE ?? path.join(ROOT, "node_modules/node/bin/node");
+const NODE22 = process.env.CONFORMANCE_NODE ?? path.join(HERE, "node_modules/node/bin/node");
 
 /**
  * One run of the suite per era. The 0.1.x releases cover the 2025 revisions; the 0.2.0 alphas add
@@ -32,13 +35,13 @@ const RUNS = [
   {
     era: "legacy",
     label: "2025 (conformance 0.1.16, active suite)",
-    suite: "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    suite: path.join(HERE, "node_modules/@modelcontextprotocol/conformance/dist/index.js"),
     args: [],
   },
   {
     era: "modern",
     label: "2026-07-28 (conformance 0.2.0-alpha.12, --requirements 2026-07-28)",
-    suite: "node_modules/conformance-2026/dist/index.js",
+    suite: path.join(HERE, "node_modules/conformance-2026/dist/index.js"),
     args: ["--requirements", "2026-07-28"],
   },
 ];
@@ -197,7 +200,9 @@ function plain(rows) {
 async function main() {
   const keep = process.argv.includes("--keep");
   for (const file of [MCPX, NODE22]) {
-    if (!existsSync(file)) throw new Error(`${file} is missing: run npm ci and npm run build`);
+    if (!existsSync(file)) {
+      throw new Error(`${file} is missing: run npm run build and npm ci --prefix conformance`);
+    }
   }
   const baseline = readBaseline();
   const dir = mkdtempSync(path.join(tmpdir(), "mcpx-conformance-"));
