@@ -45,6 +45,14 @@ const MIN_HEAD = 50;
 /** Tokens kept for the words around a page (its heading, the next call). */
 const PAGE_RESERVE = 100;
 
+/**
+ * Tokens of content a page may hold: the budget less the words around it, but never less than
+ * half the budget, so a small budget still pages through its result in useful steps.
+ */
+function pageTokens(budget: number): number {
+  return Math.max(budget - PAGE_RESERVE, Math.floor(budget / 2));
+}
+
 /** A part that was cut or left out, kept for paging. */
 interface Kept extends StoredPart {
   /** Elements or characters the answer shows: where the next page starts. */
@@ -93,7 +101,7 @@ export class ResultShaper {
         true,
       );
     }
-    const page = pageOf(part.pageable, offset, limit, entry.budget - PAGE_RESERVE, this.encodeMode);
+    const page = pageOf(part.pageable, offset, limit, pageTokens(entry.budget), this.encodeMode);
     const range = `${unit(part.pageable)} ${offset}–${page.end - 1} of ${total}`;
     const short =
       limit !== undefined && page.end - offset < limit && page.end < total
@@ -190,7 +198,7 @@ export class ResultShaper {
 
   /** `encoded` holds each part's whole encoding where it was computed (not for huge results). */
   private cut(result: ToolResult, parts: Part[], encoded: string[], req: ShapeRequest): ToolResult {
-    const pageBudget = req.budget - PAGE_RESERVE;
+    const pageBudget = pageTokens(req.budget);
     const countable = counted(parts).length;
     // Room for the notice: a line per part kept for paging.
     let remaining = req.budget - Math.min(Math.floor(req.budget / 4), 80 + 50 * countable);
@@ -253,7 +261,7 @@ export class ResultShaper {
 
   /** Keep every countable part whole for paging (select failed): the handle, if kept. */
   private keep(parts: Part[], req: ShapeRequest): string | undefined {
-    const pageBudget = req.budget - PAGE_RESERVE;
+    const pageBudget = pageTokens(req.budget);
     const stored = counted(parts).map((p) => {
       const cut = this.cutPart(p, pageBudget, pageBudget);
       return { pageable: cut.pageable, label: labelOf(p.label, cut.pageable) };
