@@ -37,6 +37,8 @@ export class ListWatch {
   private reopenNow = false;
   /** The upstream had nothing to listen for: running, but no stream and no retry. */
   private idle = false;
+  /** Who waits for a stream carrying at least this revision of `resources`. */
+  private waiters: { revision: number; resolve: () => void }[] = [];
 
   constructor(
     /** Opens (or lends) the session to listen on. */
@@ -55,16 +57,19 @@ export class ListWatch {
    * Ask for updates of these resource URIs too (the whole set, replacing the last one): the
    * stream is re-opened with the new filter at once.
    */
-  watchResources(uris: readonly string[]): void {
+  watchResources(uris: readonly string[]): Promise<void> {
     this.resources = [...uris];
     this.revision += 1;
+    const acknowledged = new Promise<void>((resolve) =>
+      this.waiters.push({ revision: this.revision, resolve }),
+    );
     if (this.idle) {
       this.idle = false;
       this.running = false;
     }
     if (!this.running) {
       this.start();
-      return;
+      return acknowledged;
     }
     const sub = this.current?.sub;
     if (sub) {
@@ -72,6 +77,14 @@ export class ListWatch {
       void sub.close().catch(() => {});
     }
     // No stream yet: the one being opened compares revisions once it is acknowledged.
+    return acknowledged;
+  }
+
+  /** Resolve who waited for `revision` or an older one (a stream with it is open, or failed). */
+  private settle(revision: number): void {
+    const ready = this.waiters.filter((w) => w.revision <= revision);
+    this.waiters = this.waiters.filter((w) => w.revision > revision);
+    for (const w of ready) w.resolve();
   }
 
   /** Stop watching: close the stream (and the session it owns). start() may follow. */
@@ -81,6 +94,7 @@ export class ListWatch {
     this.idle = false;
     this.reopenNow = false;
     this.attempt = 0;
+    this.settle(Infinity);
     clearTimeout(this.timer);
     const current = this.current;
     this.current = undefined;
@@ -101,6 +115,8 @@ export class ListWatch {
           { timeoutMs: ACK_TIMEOUT_MS },
           this.resources,
         );
+      // Acknowledged (or nothing to ask): those waiting for this set may go on.
+      if (live()) this.settle(asked);
       if (live() && !state.sub) {
         // The upstream says none of its lists change and nothing is subscribed: nothing to
         // watch until a subscription comes (watchResources starts over).
@@ -127,6 +143,8 @@ export class ListWatch {
       }
     } catch (err) {
       if (live()) this.options.logger.debug(`list_changed stream failed: ${errorMessage(err)}`);
+      // Nobody waits for a retry: updates flow once one succeeds.
+      if (live()) this.settle(this.revision);
     }
     if (live() && this.reopenNow && state.watched && !state.watched.session.closed) {
       // A new filter on a session that is fine: listen again on it, at once.

@@ -123,10 +123,11 @@ export class SessionPool {
 
   /**
    * Modern upstreams: the resource URIs clients subscribed to, carried by the pool's listen
-   * stream (the whole set; the stream is re-opened with it).
+   * stream (the whole set; the stream is re-opened with it). Resolves once a stream with them
+   * is acknowledged (or failed: updates flow once a retry succeeds).
    */
-  watchResources(uris: readonly string[]): void {
-    this.listWatch.watchResources(uris);
+  watchResources(uris: readonly string[]): Promise<void> {
+    return this.listWatch.watchResources(uris);
   }
 
   stats(): PoolStats {

@@ -84,7 +84,7 @@ export class ResourceSubscriptions {
     clearTimeout(this.restoreTimer);
     if (this.closed || this.uris.size === 0) return;
     if (this.pool.era === "modern") {
-      this.pool.watchResources([...this.uris.keys()]);
+      void this.pool.watchResources([...this.uris.keys()]);
       return;
     }
     if (this.session) return;
@@ -115,8 +115,8 @@ export class ResourceSubscriptions {
 
   private async subscribe(uri: string): Promise<void> {
     if (this.pool.era === "modern") {
-      // The listen stream carries the whole set; its acknowledgement is not waited for.
-      this.pool.watchResources([...this.uris.keys()]);
+      // The listen stream carries the whole set; taken once a stream with it is acknowledged.
+      await this.pool.watchResources([...this.uris.keys()]);
       return;
     }
     const session = await this.longLived();
@@ -129,7 +129,7 @@ export class ResourceSubscriptions {
     this.uris.delete(uri);
     if (this.closed) return;
     if (this.pool.era === "modern") {
-      this.pool.watchResources([...this.uris.keys()]);
+      void this.pool.watchResources([...this.uris.keys()]);
       return;
     }
     const current = this.session;
