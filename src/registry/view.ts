@@ -48,9 +48,11 @@ interface Lists {
 }
 
 /**
- * One profile's catalog: only its servers, each with only its visible tools. States are read
- * from the registry on every call, so status is always current; filtered tool lists are cached
- * per upstream list (a refresh replaces the list, and so the cache entry).
+ * One profile's catalog: only its servers, each with only its visible tools and prompts, and
+ * the aggregated prompt, resource and template lists clients page through. States are read
+ * from the registry on every call, so status is always current; filtered tool and prompt lists
+ * are cached per upstream list (a refresh replaces the list, and so the cache entry), the
+ * aggregated lists per view (a change builds new views).
  */
 export class CatalogView implements CatalogSource {
   private readonly filtered = new WeakMap<readonly ToolDef[], ToolDef[]>();
