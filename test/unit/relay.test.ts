@@ -324,47 +324,69 @@ describe("a modern upstream's resource subscriptions", () => {
 });
 
 describe("prompt and resource list_changed", () => {
-  it("reach only the clients whose view changed", async () => {
-    const alpha = upstream("alpha", { prompts: ["a"], resources: ["alpha://1"] });
-    const beta = upstream("beta", { prompts: ["b"] });
-    const proxy = await start(
-      { alpha, beta },
-      {
-        profiles: { default: { servers: ["*"] }, alphaOnly: { servers: ["alpha"] } },
-        callers: { narrow: "alphaOnly" },
-      },
-    );
-    const events: Record<string, string[]> = { wide: [], narrow: [] };
-    const watch = async (c: Client, key: string, era: Era) => {
-      c.setNotificationHandler("notifications/prompts/list_changed", () => {
-        events[key]!.push("prompts");
-      });
-      c.setNotificationHandler("notifications/resources/list_changed", () => {
-        events[key]!.push("resources");
-      });
-      if (era === "modern")
-        await c.listen({ promptsListChanged: true, resourcesListChanged: true });
-    };
-    const wide = await client(proxy, { era: "modern" });
-    const narrow = await client(proxy, { caller: "narrow", era: "legacy" });
-    await watch(wide, "wide", "modern");
-    await watch(narrow, "narrow", "legacy");
-    await wide.listPrompts();
-    await narrow.listPrompts();
+  it.each(["in memory", "over HTTP"] as const)(
+    "reach only the clients whose view changed (%s)",
+    async (transport) => {
+      const alpha = upstream("alpha", { prompts: ["a"], resources: ["alpha://1"] });
+      const beta = upstream("beta", { prompts: ["b"] });
+      const proxy = await start(
+        { alpha, beta },
+        {
+          profiles: { default: { servers: ["*"] }, alphaOnly: { servers: ["alpha"] } },
+          callers: { narrow: "alphaOnly" },
+        },
+      );
+      const events: Record<string, string[]> = { wide: [], narrow: [] };
+      const watch = async (c: Client, key: string) => {
+        c.setNotificationHandler("notifications/prompts/list_changed", () => {
+          events[key]!.push("prompts");
+        });
+        c.setNotificationHandler("notifications/resources/list_changed", () => {
+          events[key]!.push("resources");
+        });
+        if (c.getProtocolEra() === "modern")
+          await c.listen({ promptsListChanged: true, resourcesListChanged: true });
+      };
+      let wide: Client;
+      let narrow: Client;
+      if (transport === "in memory") {
+        wide = await client(proxy, { era: "modern" });
+        narrow = await client(proxy, { caller: "narrow", era: "legacy" });
+      } else {
+        // 2026-07-28 listeners of two profiles: one SDK handler (and bus) per profile.
+        const http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0 });
+        open.push(http);
+        const connect = async (url: string) => {
+          const c = newClient("modern");
+          await c.connect(new StreamableHTTPClientTransport(new URL(url)));
+          open.push(c);
+          return c;
+        };
+        wide = await connect(http.url);
+        narrow = await connect(`${http.url}/narrow`);
+      }
+      await watch(wide, "wide");
+      await watch(narrow, "narrow");
+      await wide.listPrompts();
+      await narrow.listPrompts();
 
-    // beta's prompts change: only the wide view holds beta.
-    const betaSession = beta.instances.at(-1)!;
-    betaSession.registerPrompt("b2", { description: "new" }, () => ({ messages: [] }));
-    await eventually(() => events.wide!.includes("prompts"), 5_000, "wide's prompts list_changed");
-    // Then alpha's resources: both views hold alpha. On each connection it comes last.
-    alpha.instances.at(-1)!.registerResource("r2", "alpha://2", {}, () => ({ contents: [] }));
-    await eventually(
-      () => events.wide!.includes("resources") && events.narrow!.includes("resources"),
-      5_000,
-      "resources list_changed",
-    );
-    expect(events).toEqual({ wide: ["prompts", "resources"], narrow: ["resources"] });
-  });
+      // beta's prompts change: only the wide view holds beta.
+      beta.instances.at(-1)!.registerPrompt("b2", { description: "new" }, () => ({ messages: [] }));
+      await eventually(
+        () => events.wide!.includes("prompts"),
+        5_000,
+        "wide's prompts list_changed",
+      );
+      // Then alpha's resources: both views hold alpha. On each stream it comes last.
+      alpha.instances.at(-1)!.registerResource("r2", "alpha://2", {}, () => ({ contents: [] }));
+      await eventually(
+        () => events.wide!.includes("resources") && events.narrow!.includes("resources"),
+        5_000,
+        "resources list_changed",
+      );
+      expect(events).toEqual({ wide: ["prompts", "resources"], narrow: ["resources"] });
+    },
+  );
 });
 
 describe("cursors", () => {
