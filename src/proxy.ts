@@ -61,7 +61,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(clock && { now: () => clock.now() }),
   });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
-  const views = new CatalogViews(registry, config);
+  const views = new CatalogViews(registry, config, { onClash: (message) => logger.warn(message) });
   const context: ProxyContext = { config, logger, registry, executor, schemas, views };
   let closing: Promise<void> | undefined;
   return {

@@ -88,23 +88,31 @@ function parseProfile(
     );
   };
   p.servers.forEach((server, i) => knownServer(`${at}.servers[${i}]`, server));
-  for (const list of ["allow", "deny"] as const) {
-    (p.tools?.[list] ?? []).forEach((ref, i) => {
-      const refAt = `${at}.tools.${list}[${i}]`;
-      const dot = ref.indexOf(".");
-      if (dot > 0) knownServer(refAt, ref.slice(0, dot));
-      else if (!ref.includes("*")) {
-        found.problems.push(
-          `${refAt}: "${ref}" is not a tool ref. Write "server.tool"; "*" matches any characters, e.g. "*.${ref}" or "${ref}.*".`,
-        );
-      }
-    });
+  for (const [key, kind] of [
+    ["tools", "tool"],
+    ["prompts", "prompt"],
+  ] as const) {
+    for (const list of ["allow", "deny"] as const) {
+      (p[key]?.[list] ?? []).forEach((ref, i) => {
+        const refAt = `${at}.${key}.${list}[${i}]`;
+        const dot = ref.indexOf(".");
+        if (dot > 0) knownServer(refAt, ref.slice(0, dot));
+        else if (!ref.includes("*")) {
+          found.problems.push(
+            `${refAt}: "${ref}" is not a ${kind} ref. Write "server.${kind}"; "*" matches any characters, e.g. "*.${ref}" or "${ref}.*".`,
+          );
+        }
+      });
+    }
   }
   return {
     name,
     servers: p.servers,
     tools: { ...(p.tools?.allow && { allow: p.tools.allow }), deny: p.tools?.deny ?? [] },
     readOnly: p.readOnly ?? false,
+    ...(p.prompts && {
+      prompts: { ...(p.prompts.allow && { allow: p.prompts.allow }), deny: p.prompts.deny ?? [] },
+    }),
   };
 }
 

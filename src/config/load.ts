@@ -180,7 +180,10 @@ function parseSessionSecret(raw: string | undefined, env: Env, found: Findings) 
 function fromSettings(
   s: Settings,
   file: string,
-): Pick<Config, "discoveryTimeoutMs" | "compression" | "health" | "log" | "shutdownGraceMs"> {
+): Pick<
+  Config,
+  "discoveryTimeoutMs" | "compression" | "health" | "log" | "shutdownGraceMs" | "pageSize"
+> {
   return {
     discoveryTimeoutMs: s.discoveryTimeout ?? DEFAULTS.discoveryTimeoutMs,
     compression: {
@@ -202,5 +205,6 @@ function fromSettings(
       },
     }),
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
+    pageSize: s.pageSize ?? DEFAULTS.pageSize,
   };
 }

@@ -168,6 +168,8 @@ export const profileSchema = z.strictObject(
     /** Server names, or patterns with `*` (`["*"]` is every server). */
     servers: z.array(z.string().min(1)),
     tools: profileToolsSchema.optional(),
+    /** `server.prompt` refs with `*` wildcards; deny wins over allow. */
+    prompts: profileToolsSchema.optional(),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
     readOnly: z.boolean().optional(),
   },
@@ -216,6 +218,8 @@ export const settingsSchema = z.strictObject({
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
   shutdownGrace: timeoutMs.optional(),
+  /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
+  pageSize: z.number().int().min(1).max(10_000).optional(),
   /** Key that signs 2025-era HTTP session ids (`${VAR}` allowed); replicas must share it. */
   sessionSecret: z.string().optional(),
   profiles: z.unknown().optional(),

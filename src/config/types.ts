@@ -55,6 +55,8 @@ export interface Profile {
   tools: { allow?: string[]; deny: string[] };
   /** Only tools annotated `readOnlyHint: true`. */
   readOnly: boolean;
+  /** `server.prompt` patterns with `*`, as `tools`; absent: every prompt of the profile's servers. */
+  prompts?: { allow?: string[]; deny: string[] };
 }
 
 /** Bearer tokens accepted over HTTP, each fixing its caller. */
@@ -117,6 +119,8 @@ export interface Config {
   trust?: "untrusted";
   /** The format the file was read as, when it was another client's (see formats/). */
   format?: "mcpx" | "claude-code" | "claude-desktop" | "cursor" | "vscode" | "gemini" | "codex";
+  /** Items per page of the aggregated prompt and resource lists. */
+  pageSize: number;
   /**
    * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
    * derived from the config's content.
@@ -138,6 +142,7 @@ export const DEFAULTS = {
   },
   log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
   shutdownGraceMs: 10_000,
+  pageSize: 200,
   /**
    * Result budget in o200k tokens. Claude Code warns above 10,000 tokens of tool output and cuts
    * at 25,000; Claude's tokenizer counts more tokens than o200k for the same text, so 8,000 keeps

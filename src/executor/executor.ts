@@ -2,7 +2,13 @@ import type { ResultCompression } from "../config/load.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { LogLevel, LogMessage, Progress } from "../registry/connection.js";
+import type {
+  LogLevel,
+  LogMessage,
+  Progress,
+  RequestOptions,
+  UpstreamSession,
+} from "../registry/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
@@ -11,6 +17,7 @@ import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } fr
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
+import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
 import { ResultShaper } from "./shape.js";
 import { ArgumentValidator } from "./validate.js";
@@ -275,6 +282,27 @@ export class Executor {
       stopLogs?.();
       lease.release();
     }
+  }
+
+  /**
+   * Relay one request other than a tool call (prompts/get, completion/complete, resources/read)
+   * to `server`, already resolved in the caller's view: see relay.ts.
+   */
+  relay<T>(
+    server: ServerState,
+    what: string,
+    ctx: CallContext,
+    run: (session: UpstreamSession, options: RequestOptions) => Promise<T>,
+  ): Promise<RelayEnd<T>> {
+    const steps: RelaySteps = {
+      accepting: this.accepting,
+      log: this.log,
+      catalog: ctx.view ?? this.registry,
+      track: (c, work) => this.track(c, work),
+      untilStarted: (name, catalog, signal) => this.untilStarted(name, catalog, signal),
+      lease: (target, label, c) => this.lease(target, label, c),
+    };
+    return relayRequest(steps, server, what, ctx, run);
   }
 
   /** Read a resource from the server that lists it (or the one named). */
