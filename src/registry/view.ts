@@ -81,6 +81,7 @@ export class CatalogViews {
   private access: AccessConfig;
   private readonly views = new Map<string, CatalogView>();
   private readonly listeners = new Set<() => void>();
+  private readonly callerListeners = new Set<(caller: string) => void>();
 
   constructor(
     private readonly source: ViewSource,
@@ -100,8 +101,9 @@ export class CatalogViews {
     return profileFor(this.access, caller);
   }
 
-  /** The view of `caller`'s profile. */
+  /** The view of `caller`'s profile (a request of `caller` is being answered). */
   forCaller(caller: string): CatalogView {
+    for (const l of this.callerListeners) l(caller);
     const profile = this.profileFor(caller);
     let view = this.views.get(profile.name);
     if (view?.profile !== profile) {
@@ -115,6 +117,12 @@ export class CatalogViews {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called with the caller of every request a view is made for (who is connected, for dashboards). */
+  onCaller(listener: (caller: string) => void): () => void {
+    this.callerListeners.add(listener);
+    return () => this.callerListeners.delete(listener);
   }
 
   private invalidate(): void {
