@@ -29,13 +29,14 @@ export interface DashboardHandle {
 
 /**
  * The page may run only its own script and style, load nothing from elsewhere, and not be
- * framed; no URL of it leaks through Referer.
+ * framed; no URL of it leaks to another site through Referer. (Not `no-referrer`: with it a
+ * browser posts the sign-in form with `Origin: null`, which the Origin check refuses.)
  */
 const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
+  "Referrer-Policy": "same-origin",
   "X-Frame-Options": "DENY",
   "Cache-Control": "no-store",
 };

@@ -14,13 +14,21 @@ export function renderServers(servers: ServerSummary[], onOpen: (name: string) =
         h("button", { type: "button", class: "link", onclick: () => onOpen(s.name) }, s.name),
         s.description ? h("div", { class: "muted small" }, s.description) : null,
       ),
-      h("td", {}, pill(s.status)),
-      h("td", {}, s.era ? `${s.protocolVersion ?? "?"} (${s.era})` : "–"),
-      h("td", { class: "num" }, ms(s.latencyMs)),
-      h("td", {}, sessions(s)),
-      h("td", { "data-ready-since": s.readySince ?? "" }, uptime(s.readySince)),
-      h("td", { class: "num" }, s.stderrLines ? int(s.stderrLines.dropped) : "0"),
-      h("td", { class: "error" }, s.error ?? ""),
+      h("td", { "data-label": "Status" }, pill(s.status)),
+      h("td", { "data-label": "Protocol" }, s.era ? `${s.protocolVersion ?? "?"} (${s.era})` : "–"),
+      h("td", { class: "num", "data-label": "Ping" }, ms(s.latencyMs)),
+      h("td", { "data-label": "Sessions" }, sessions(s)),
+      h(
+        "td",
+        { "data-label": "Uptime", "data-ready-since": s.readySince ?? "" },
+        uptime(s.readySince),
+      ),
+      h(
+        "td",
+        { class: "num", "data-label": "Stderr dropped" },
+        s.stderrLines ? int(s.stderrLines.dropped) : "0",
+      ),
+      h("td", { class: "error", "data-label": "Last error" }, s.error ?? ""),
     ),
   );
   if (rows.length === 0)
