@@ -58,6 +58,7 @@ export class EventHub {
   private readonly streams = new Set<Stream>();
   private pending: HubEvent[] = [];
   private overflow = 0;
+  private droppedTotal = 0;
   private statusDirty = true;
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly statusTimer: NodeJS.Timeout;
@@ -82,6 +83,11 @@ export class EventHub {
   /** Streams open now. */
   get size(): number {
     return this.streams.size;
+  }
+
+  /** Events dropped so far because a stream's reader was too slow or the queue was full. */
+  get dropped(): number {
+    return this.droppedTotal;
   }
 
   /** Queue an event for the next flush; nothing at all while no dashboard is open. */
@@ -133,14 +139,14 @@ export class EventHub {
 
   private schedule(): void {
     if (this.flushTimer) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = undefined;
-      this.flush();
-    }, this.limits.flushMs);
+    this.flushTimer = setTimeout(() => this.flush(), this.limits.flushMs);
     this.flushTimer.unref();
   }
 
-  private flush(): void {
+  /** Write what is queued to every stream now (the timer calls this; tests too). */
+  flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     const events = this.pending;
     const overflow = this.overflow;
     this.pending = [];
@@ -154,11 +160,13 @@ export class EventHub {
     const statuses = new Map<string, string>();
     for (const stream of this.streams) {
       stream.dropped += overflow;
+      this.droppedTotal += overflow;
       const own = events.filter((e) => this.host.visible(stream.viewer, e));
       if (this.statusDirty) this.sendStatus(stream, statuses);
       if (own.length === 0) continue;
       if (!this.writable(stream)) {
         stream.dropped += own.length;
+        this.droppedTotal += own.length;
         continue;
       }
       stream.res.write(own.map(frame).join(""));
