@@ -26,7 +26,7 @@ async function openDashboards(base: string): Promise<ChildProcess> {
   );
   await new Promise<void>((resolve, reject) => {
     let out = "";
-    child.stdout!.on("data", (c: Buffer) => {
+    child.stdout.on("data", (c: Buffer) => {
       out += c.toString();
       if (out.includes("open")) resolve();
     });

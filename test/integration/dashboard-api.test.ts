@@ -144,7 +144,10 @@ async function readEvents(
   try {
     for (;;) {
       if (Date.now() > deadline) throw new Error(`no matching event in: ${seen}`);
-      const { value, done } = await reader.read();
+      const { value, done } = (await reader.read()) as {
+        value?: Uint8Array;
+        done: boolean;
+      };
       if (done) throw new Error(`stream ended: ${seen}`);
       seen += decoder.decode(value, { stream: true });
       for (const frame of seen.split("\n\n")) {
@@ -229,13 +232,11 @@ describe("dashboard API without auth (this machine)", () => {
       }[];
     }>(`${base}/api/calls`);
     expect(calls.raw).not.toContain(ARG_SECRET);
-    expect(calls.body.recent.map((c) => `${c.caller} ${c.server}.${c.tool} ${c.outcome}`)).toEqual(
-      [
-        "claude-code alpha.nope refused",
-        "claude-code alpha.rows ok",
-        "claude-code alpha.echo ok",
-      ],
-    );
+    expect(calls.body.recent.map((c) => `${c.caller} ${c.server}.${c.tool} ${c.outcome}`)).toEqual([
+      "claude-code alpha.nope refused",
+      "claude-code alpha.rows ok",
+      "claude-code alpha.echo ok",
+    ]);
     const alpha = calls.body.perServer.find((p) => p.server === "alpha")!;
     expect(alpha.calls).toBe(2);
     expect(alpha.p50).toBeGreaterThan(0);
@@ -288,7 +289,7 @@ describe("dashboard API without auth (this machine)", () => {
       `${base}/api/events`,
       {},
       (type, data) => type === "log" && data.includes("live line"),
-      async () => proxy!.context.logger.info("live line"),
+      () => Promise.resolve(proxy!.context.logger.info("live line")),
     );
     expect(frames).toContain('"source":"mcpx"');
   });
@@ -406,7 +407,10 @@ describe("dashboard API with auth (token holders)", () => {
 
     // A reload that removes the token ends its sessions at once.
     await proxy!.reload(
-      config({ auth: { tokens: { [TOKEN_DEV]: "dev" } }, profiles: { default: { servers: ["*"] } } }),
+      config({
+        auth: { tokens: { [TOKEN_DEV]: "dev" } },
+        profiles: { default: { servers: ["*"] } },
+      }),
     );
     expect((await fetch(`${base}/api/status`, { headers: session })).status).toBe(401);
   });
