@@ -60,7 +60,11 @@ export class TokenEconomy {
         measure: stats.measure,
         apiForm: tokens.apiForm,
       };
-    })();
+    })().catch((err: unknown) => {
+      // Asked again later, try again: a failed load must not stick.
+      this.loading = undefined;
+      throw err;
+    });
     return this.loading;
   }
 }

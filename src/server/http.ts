@@ -104,7 +104,10 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
   app.use(errorRoute(ctx));
 
-  const { server, port, portChanged } = await listen(app, options);
+  const { server, port, portChanged } = await listen(app, options).catch((err: unknown) => {
+    dashboard.close();
+    throw err;
+  });
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/mcp`;
   return {
     url,

@@ -47,7 +47,7 @@ export function renderEconomy(e: Economy): void {
             h("th", { scope: "col" }, "Server"),
             h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Chart")),
             h("th", { scope: "col", class: "num" }, "Without"),
-            h("th", { scope: "col", class: "num" }, "With mcpx"),
+            h("th", { scope: "col", class: "num" }, "With"),
             h("th", { scope: "col", class: "num" }, "Saved"),
           ),
         ),
