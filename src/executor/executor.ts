@@ -1,4 +1,5 @@
 import type { ResultCompression } from "../config/load.js";
+import type { CompressionTally } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -16,6 +17,7 @@ import type { CatalogSource } from "../registry/view.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
+import { CallEvents } from "./events.js";
 import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
 import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
@@ -40,6 +42,8 @@ export interface CallContext {
    * request names a level: without this one, debug is asked for and `onLog` filters.
    */
   logLevel?: LogLevel;
+  /** The call this one runs inside (a code-mode script), named in call events. */
+  parentId?: number;
 }
 
 export interface ExecutorOptions {
@@ -71,6 +75,7 @@ interface CallEnd {
   outcome: CallOutcome;
   error?: string;
   target?: { server: string; tool: string };
+  compression?: CompressionTally;
 }
 
 /**
@@ -85,6 +90,8 @@ export class Executor {
   /** Calls and reads under way, each with the controller that cancels it. */
   private readonly inflight = new Map<Promise<unknown>, AbortController>();
   private accepting = true;
+  /** Started and ended calls (caller, tool, duration, outcome; never arguments), for dashboards. */
+  readonly events = new CallEvents();
 
   constructor(
     private readonly registry: Registry,
@@ -106,13 +113,21 @@ export class Executor {
   ): Promise<ToolResult> {
     if (!this.accepting) return textResult(SHUTTING_DOWN, true);
     const started = performance.now();
+    const event = this.events.start(ref, ctx.caller ?? "default", ctx.parentId);
     const notes = [...(options.notes ?? [])];
-    const { result, outcome, error, target } = await this.track(ctx, (signal) =>
+    const { result, outcome, error, target, compression } = await this.track(ctx, (signal) =>
       this.run(ref, rawArgs, { ...ctx, signal }, { ...options, notes }),
     );
+    const durationMs = performance.now() - started;
+    this.events.end(event, {
+      durationMs,
+      outcome,
+      ...(target && { target }),
+      ...(compression && { compression }),
+    });
     const parsed = target ?? parseToolRef(ref);
     this.log.info(
-      `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${(performance.now() - started).toFixed(1)} ms`,
+      `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${durationMs.toFixed(1)} ms`,
       {
         caller: ctx.caller ?? "default",
         server: parsed?.server ?? null,
@@ -243,6 +258,7 @@ export class Executor {
     }
     const { lease } = acquired;
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
+    const compression: CompressionTally = { blocks: 0, jsonTokens: 0, sentTokens: 0 };
     try {
       const result = await lease.session.callTool(tool.name, args, {
         timeoutMs,
@@ -256,8 +272,10 @@ export class Executor {
           budget: server.config.resultBudget,
           caller: ctx.caller ?? "default",
           ...(select !== undefined && { select }),
+          compression,
         }),
         outcome: result.isError === true ? "isError" : "ok",
+        compression,
       };
     } catch (err) {
       if (ctx.signal?.aborted) {
