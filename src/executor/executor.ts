@@ -1,4 +1,5 @@
-import type { ResultCompression } from "../config/load.js";
+import { randomUUID } from "node:crypto";
+import { DEFAULTS, type ResultCompression } from "../config/load.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -7,12 +8,20 @@ import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
+import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
 import { ResultShaper } from "./shape.js";
+import {
+  codeModeOff,
+  runScript,
+  scriptLog,
+  type ScriptHost,
+  type ScriptOptions,
+} from "./script.js";
 import { ArgumentValidator } from "./validate.js";
 
 /** What the downstream request brings to a call: who asks, cancellation and progress. */
@@ -33,6 +42,11 @@ export interface CallContext {
    * request names a level: without this one, debug is asked for and `onLog` filters.
    */
   logLevel?: LogLevel;
+  /**
+   * Set on the inner calls of a script: the id its own log line carries. Such a call is still
+   * taken while mcpx drains, since the script that makes it was accepted before.
+   */
+  parentCallId?: string;
 }
 
 export interface ExecutorOptions {
@@ -42,6 +56,8 @@ export interface ExecutorOptions {
   resultStore?: Partial<ResultStoreLimits>;
   /** The clock result ages are measured on (tests inject one). */
   now?: () => number;
+  /** Code mode's sandbox; without one, `script()` answers that code mode is off. */
+  sandbox?: Sandbox;
 }
 
 /** What a `call` asks beyond the tool and its arguments. */
@@ -50,6 +66,11 @@ export interface CallOptions {
   select?: string;
   /** How the call's input was read (see normalize.ts), returned in the answer's `_meta`. */
   notes?: readonly string[];
+  /**
+   * The upstream's result as it came: no select, budget or encoding. A script's inner calls
+   * take it, so the script sees whole values; its own value is shaped instead.
+   */
+  raw?: boolean;
 }
 
 /**
@@ -97,7 +118,7 @@ export class Executor {
     ctx: CallContext = {},
     options: CallOptions = {},
   ): Promise<ToolResult> {
-    if (!this.accepting) return textResult(SHUTTING_DOWN, true);
+    if (!this.accepting && ctx.parentCallId === undefined) return textResult(SHUTTING_DOWN, true);
     const started = performance.now();
     const notes = [...(options.notes ?? [])];
     const { result, outcome, error, target } = await this.track(ctx, (signal) =>
@@ -111,12 +132,40 @@ export class Executor {
         server: parsed?.server ?? null,
         tool: parsed?.tool ?? ref,
         outcome,
+        ...(ctx.parentCallId !== undefined && { parent: ctx.parentCallId }),
         ...(error !== undefined && { error }),
       },
     );
-    if (notes.length === 0) return result;
+    if (notes.length === 0 || options.raw === true) return result;
     // In _meta, not the text: the model's answer stays the tool's own.
     return { ...result, _meta: { ...result._meta, "mcpx/normalized": notes } };
+  }
+
+  /**
+   * Code mode: run `source` in the sandbox over the caller's view. Each inner call is a call()
+   * with this context (so the same profile, validation, policies, timeouts and logging apply)
+   * plus `parentCallId`; cancelling this call cancels the script and so its inner calls. The
+   * script's value is shaped like any result: select, encoding, the top-level budget.
+   */
+  async script(source: string, ctx: CallContext, options: ScriptOptions): Promise<ToolResult> {
+    const sandbox = this.options.sandbox;
+    if (!sandbox) return textResult(codeModeOff(options.limitSetting), true);
+    if (!this.accepting) return textResult(SHUTTING_DOWN, true);
+    const id = randomUUID();
+    const started = performance.now();
+    const host: ScriptHost = {
+      sandbox,
+      call: (ref, args, inner) => this.call(ref, args, inner, { raw: true }),
+      shape: (result, req) => this.shaper.shape(result, req),
+      budget: options.budget ?? DEFAULTS.resultBudget,
+      untilStarted: (name, catalog, signal) => this.untilStarted(name, catalog, signal),
+    };
+    const end = await this.track(ctx, (signal) =>
+      runScript(host, source, { ...ctx, signal, catalog: ctx.view ?? this.registry }, id, options),
+    );
+    const { message, fields } = scriptLog(id, ctx.caller ?? "default", end, started);
+    this.log.info(message, fields);
+    return end.result;
   }
 
   /**
@@ -217,7 +266,7 @@ export class Executor {
         target,
       };
     }
-    return { ...(await this.forward(server, tool, args.value, ctx, options.select)), target };
+    return { ...(await this.forward(server, tool, args.value, ctx, options)), target };
   }
 
   /** Run a resolved, validated call on an upstream session and shape what it answers. */
@@ -226,7 +275,7 @@ export class Executor {
     tool: ToolDef,
     args: Record<string, unknown>,
     ctx: CallContext,
-    select: string | undefined,
+    { select, raw }: CallOptions,
   ): Promise<CallEnd> {
     const timeoutMs = server.config.timeoutMs;
     const acquired = await this.lease(server, `${server.name}.${tool.name}`, ctx);
@@ -244,12 +293,14 @@ export class Executor {
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
       });
       return {
-        result: this.shaper.shape(result, {
-          source: `${server.name}.${tool.name}`,
-          budget: server.config.resultBudget,
-          caller: ctx.caller ?? "default",
-          ...(select !== undefined && { select }),
-        }),
+        result: raw
+          ? result
+          : this.shaper.shape(result, {
+              source: `${server.name}.${tool.name}`,
+              budget: server.config.resultBudget,
+              caller: ctx.caller ?? "default",
+              ...(select !== undefined && { select }),
+            }),
         outcome: result.isError === true ? "isError" : "ok",
       };
     } catch (err) {
