@@ -87,7 +87,7 @@ export async function runScript(
     limitSetting: options.limitSetting,
     ...(options.limits && { limits: options.limits }),
   });
-  const answer = scriptResult(outcome);
+  const answer = scriptResult(withReason(outcome, signal));
   const result = host.shape(answer.result, {
     source: "script",
     budget: host.budget,
@@ -95,6 +95,15 @@ export async function runScript(
     ...(outcome.ok && options.select !== undefined && { select: options.select }),
   });
   return { ...answer, result, calls: outcome.calls };
+}
+
+/** A cancelled script says why when mcpx itself cancelled it (shutdown), as a call does. */
+function withReason(outcome: ScriptOutcome, signal: AbortSignal): ScriptOutcome {
+  if (outcome.ok || outcome.error.kind !== "cancelled" || !(signal.reason instanceof Error)) {
+    return outcome;
+  }
+  const message = `The script was cancelled: ${signal.reason.message}.`;
+  return { ...outcome, error: { ...outcome.error, message } };
 }
 
 /** The script's log line: caller, id (its inner calls' `parent`), outcome, inner calls. */
