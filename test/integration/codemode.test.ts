@@ -109,6 +109,9 @@ return messages;`,
     );
     const args = await runScript(c, "return 1", { arguments: { a: 1 } });
     expect(args.text).toContain('remove "arguments". A script writes each call\'s arguments');
+    // Keys filled in only because the schema lists them are no conflict.
+    const blank = await runScript(c, "return 1", { method: "", arguments: {} });
+    expect(blank).toMatchObject({ isError: false, texts: ["1"] });
     const notText = await c.callTool({ name: "call", arguments: { script: 42 } });
     expect(notText.isError).toBe(true);
     expect(text(notText)).toMatch(/^"script" must be the script's text/);

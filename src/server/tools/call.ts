@@ -59,6 +59,16 @@ function callContext(req: RequestContext): CallContext {
   };
 }
 
+/** A key a model filled in only because the schema lists it: ignored next to a script. */
+function isEmpty(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    value === "" ||
+    (typeof value === "object" && Object.keys(value).length === 0)
+  );
+}
+
 /** Keys `call({ script })` takes. */
 const SCRIPT_KEYS = new Set(["script", "select"]);
 
@@ -75,7 +85,7 @@ async function runScript(
       true,
     );
   }
-  const extra = Object.keys(args).filter((k) => !SCRIPT_KEYS.has(k));
+  const extra = Object.keys(args).filter((k) => !SCRIPT_KEYS.has(k) && !isEmpty(args[k]));
   if (extra.length > 0) {
     const named = extra.map((k) => `"${k}"`).join(", ");
     const why = extra.some((k) => ["method", "tool", "name"].includes(k))
