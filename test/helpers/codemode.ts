@@ -39,8 +39,10 @@ export const ACCESS = {
     bot: { servers: ["github"], tools: { deny: ["github.create_issue"] } },
     nocode: { servers: ["*"], codeMode: false },
     tight: { servers: ["*"], codeMode: { calls: 2 } },
+    // A small heap and a long wall time: a bomb meets the memory limit first, however slow the machine.
+    small: { servers: ["*"], codeMode: { memoryBytes: 16 * 1024 * 1024, timeMs: 300_000 } },
   },
-  callers: { bot: "bot", nocode: "nocode", tight: "tight" },
+  callers: { bot: "bot", nocode: "nocode", tight: "tight", small: "small" },
 };
 
 function github(seen: Upstreams): McpServer {
