@@ -52,6 +52,25 @@ describe("call events", () => {
     expect(JSON.stringify(seen)).not.toContain("secret-argument");
   });
 
+  it("a script is announced as one call, its inner calls under it", async () => {
+    proxy = memoryProxy({ up: upstream });
+    await proxy.start();
+    const seen: CallEnded[] = [];
+    proxy.context.executor.events.on({ ended: (e) => seen.push(e) });
+    const result = await proxy.context.executor.script(
+      'await servers.up.echo({ message: "a" }); return (await servers.up.echo({ message: "b" })).text;',
+      { caller: "cc" },
+      { limitSetting: "profiles.default.codeMode" },
+    );
+    expect(result.isError).toBeFalsy();
+    const script = seen.find((e) => e.tool === "script");
+    expect(script).toMatchObject({ caller: "cc", outcome: "ok" });
+    expect(script?.parentId).toBeUndefined();
+    const inner = seen.filter((e) => e.tool === "echo");
+    expect(inner).toHaveLength(2);
+    for (const e of inner) expect(e).toMatchObject({ parentId: script!.id, caller: "cc" });
+  });
+
   it("a listener that throws never breaks the call", async () => {
     proxy = memoryProxy({ up: upstream });
     await proxy.start();
