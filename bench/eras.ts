@@ -19,6 +19,7 @@ import {
   text,
   writeConfig,
 } from "../test/helpers/proxy.js";
+import { runDirectVsProxy } from "./eras-direct.js";
 import { percentile, table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
@@ -168,10 +169,23 @@ export async function runErasBench(): Promise<BenchSection> {
     await stop(legacyWarm.child);
     rmSync(dir, { recursive: true, force: true });
   }
+  const isolated = render(results, (performance.now() - started) / 1000);
+  const direct = await runDirectVsProxy();
   return {
     id: "eras",
-    title: "Upstream eras: isolated calls to modern vs legacy HTTP upstreams",
-    markdown: render(results, (performance.now() - started) / 1000),
+    title:
+      "Protocol eras: mcpx vs a direct client per era; isolated calls to modern vs legacy HTTP upstreams",
+    markdown: [
+      "Reproduce: `npm run bench -- eras` (both parts, one run).",
+      "",
+      "### mcpx vs a direct client, per downstream era",
+      "",
+      direct,
+      "",
+      "### Isolated calls: modern vs legacy HTTP upstream",
+      "",
+      isolated,
+    ].join("\n"),
   };
 }
 
@@ -191,8 +205,6 @@ function render(results: Map<string, ArmResult>, seconds: number): string {
   });
   return [
     `One \`call\` of \`echo\` through mcpx (built, over stdio, session policy \`isolated\`), ${CALLS} per arm after ${WARMUP} warm-up calls each, the arms interleaved call by call with ${GAP_MS} ms between rounds. Upstreams on loopback: the SDK v2 fixture \`test/fixtures/upstreams/modern.mjs\` over streamable HTTP (modern, 2026-07-28) and server-everything \`streamableHttp\` (legacy, 2025-11-25). Requests per call: HTTP requests the upstream received per measured call, the refill of spares included (counted at the fixture and from server-everything's request log). Measured in ${seconds.toFixed(1)} s.`,
-    "",
-    "Reproduce: `npm run bench -- eras`.",
     "",
     table(["arm", "p50 ms", "p90 ms", "p99 ms", "requests/call", "failed"], rows, ["left"]),
   ].join("\n");

@@ -8,6 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
+import { runDashboardBench } from "./dashboard.js";
+import { runCodeModeBench } from "./codemode.js";
 import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency.js";
 import { runSandboxBench } from "./sandbox.js";
@@ -24,6 +26,8 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   startup: runStartupBench,
   memory: runMemoryBench,
   sandbox: runSandboxBench,
+  dashboard: runDashboardBench,
+  codemode: runCodeModeBench,
 };
 
 const RESULTS = path.join(ROOT, "bench/RESULTS.md");

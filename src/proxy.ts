@@ -12,6 +12,8 @@ import { ChildTracker } from "./registry/transport.js";
 import type { Clock } from "./health/clock.js";
 import { HealthMonitor } from "./health/monitor.js";
 import { CatalogViews } from "./registry/view.js";
+import { createSandbox } from "./sandbox/index.js";
+import { errorMessage } from "./errors.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 import { PendingCalls } from "./server/pending.js";
@@ -56,14 +58,17 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(options.clock && { clock: options.clock }),
   });
   const clock = options.clock;
+  // Code mode's engine: no worker thread starts until the first script.
+  const sandbox = createSandbox({ logger: logger.child("sandbox") });
   const executor = new Executor(registry, {
     logger,
     compression: config.compression.results,
+    sandbox,
     // Kept results age on the same clock as health checks, so tests can expire them.
     ...(clock && { now: () => clock.now() }),
   });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
-  const views = new CatalogViews(registry, config);
+  const views = new CatalogViews(registry, config, { onClash: (message) => logger.warn(message) });
   const pending = new PendingCalls({ key: sessionKey(config), logger });
   const context: ProxyContext = { config, logger, registry, executor, schemas, views, pending };
   let closing: Promise<void> | undefined;
@@ -106,8 +111,14 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // pool, so closing it ends every upstream process.
       monitor.stop();
       pending.close();
-      // The watchdog goes last: it guards the upstreams until they are closed.
-      closing ??= registry.close().finally(() => tracker.close());
+      // Scripts still running (drain cancelled them) end with their worker threads, before the
+      // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
+      // until they are closed.
+      closing ??= sandbox
+        .close()
+        .catch((err: unknown) => logger.warn(`sandbox did not close: ${errorMessage(err)}`))
+        .then(() => registry.close())
+        .finally(() => tracker.close());
       return closing;
     },
     killNow: () => tracker.killAll("SIGKILL"),

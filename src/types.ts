@@ -72,6 +72,27 @@ export interface ReadResourceResult {
   [key: string]: unknown;
 }
 
+/** The result of prompts/get: the upstream's messages, passed through as they are. */
+export interface PromptResult {
+  messages: { role: string; content: unknown; [key: string]: unknown }[];
+  description?: string;
+  [key: string]: unknown;
+}
+
+/** What completion/complete asks: a prompt argument or a template variable, and its value so far. */
+export interface CompleteParams {
+  ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+  argument: { name: string; value: string };
+  context?: { arguments?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+/** The result of completion/complete. */
+export interface CompleteResult {
+  completion: { values: string[]; total?: number; hasMore?: boolean; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
 /** Build a text-only tool result. */
 export function textResult(text: string, isError = false): ToolResult {
   return isError

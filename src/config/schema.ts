@@ -170,13 +170,44 @@ export const profileSchema = z.strictObject(
     /** Server names, or patterns with `*` (`["*"]` is every server). */
     servers: z.array(z.string().min(1)),
     tools: profileToolsSchema.optional(),
+    /** `server.prompt` refs with `*` wildcards; deny wins over allow. */
+    prompts: profileToolsSchema.optional(),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
     readOnly: z.boolean().optional(),
     /** Tools a person must allow (through elicitation) before each call: `server.tool` patterns, "destructive". */
     confirm: z.array(z.string().min(1)).optional(),
+    /** `call({ script })`: true, false, or limits (codeModeLimitsSchema), checked in access.ts. */
+    codeMode: z.unknown().optional(),
   },
   { error: notAnObject('must be an object like { "servers": ["*"] }') },
 );
+
+const MIB = 1024 * 1024;
+const bytes = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/**
+ * A profile's code-mode limits. Bounds match what the sandbox accepts (src/sandbox/limits.ts;
+ * a test checks both agree); maxima beyond it keep one script from claiming the machine.
+ */
+export const codeModeLimitsSchema = z.strictObject({
+  /** Wall time of one script, inner calls included (ms). */
+  timeMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600 * 1000)
+    .optional(),
+  /** Memory of one script's QuickJS runtime (bytes). */
+  memoryBytes: bytes(MIB, 1024 * MIB).optional(),
+  /** QuickJS stack (bytes). */
+  stackBytes: bytes(64 * 1024, 4 * MIB).optional(),
+  /** Inner calls one script may make. */
+  calls: z.number().int().min(0).max(10_000).optional(),
+  /** The returned value as JSON (bytes). */
+  resultBytes: bytes(1, 64 * MIB).optional(),
+  /** Everything one script logs (bytes). */
+  logBytes: bytes(0, 16 * MIB).optional(),
+});
 
 /** Profile name → profile; each profile is checked on its own (access.ts). */
 export const profilesSchema = z.record(z.string(), z.unknown());
@@ -220,6 +251,8 @@ export const settingsSchema = z.strictObject({
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
   shutdownGrace: timeoutMs.optional(),
+  /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
+  pageSize: z.number().int().min(1).max(10_000).optional(),
   /** Key that signs 2025-era HTTP session ids (`${VAR}` allowed); replicas must share it. */
   sessionSecret: z.string().optional(),
   profiles: z.unknown().optional(),

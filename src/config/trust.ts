@@ -4,8 +4,9 @@
  * top-level `"trust": "untrusted"`), such a file may run no local command, reach only https URLs
  * of public hosts, and send no credentials or environment values upstream.
  */
-import { lookup as lookupCallback, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
 import { lookup as dnsLookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { ProxyError } from "../errors.js";
 import { hasVariables } from "./expand.js";
@@ -157,28 +158,40 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** A `lookup` for `net.connect` / an HTTP agent's `connect: { lookup }`. */
+export type ConnectLookup = (
+  hostname: string,
+  options: { family?: number | string; all?: boolean },
+  callback: LookupCallback,
+) => void;
+
 /**
  * A `lookup` for the HTTP agent (`connect: { lookup }`) of an untrusted config's upstreams: it
  * answers only when every address of the name is public, so the address connected to is one
  * that was checked, even if the name changes its answer between a check and the connection.
+ * `resolve` replaces DNS (tests).
  */
-export function publicOnlyLookup(
-  hostname: string,
-  options: { family?: number | string; all?: boolean },
-  callback: LookupCallback,
-): void {
-  lookupCallback(hostname, { all: true, verbatim: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const bad = addresses.find((a) => !isPublicAddress(a.address));
-    if (bad || addresses.length === 0) {
-      const refusal: NodeJS.ErrnoException = new Error(
-        `refused: ${hostname} resolves to ${bad?.address ?? "no address"}, not a public address; an untrusted config may reach only public hosts`,
-      );
-      refusal.code = "EUNTRUSTED";
-      return callback(refusal, []);
-    }
-    if (options.all) return callback(null, addresses);
-    const first = addresses[0]!;
-    return callback(null, first.address, first.family);
-  });
+export function createPublicOnlyLookup(resolve: Lookup = systemLookup): ConnectLookup {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (found) => {
+        const addresses = found.map(({ address }) => ({ address, family: isIP(address) }));
+        const bad = addresses.find((a) => !isPublicAddress(a.address));
+        if (bad || addresses.length === 0) {
+          const refusal: NodeJS.ErrnoException = new Error(
+            `refused: ${hostname} resolves to ${bad?.address ?? "no address"}, not a public address; an untrusted config may reach only public hosts`,
+          );
+          refusal.code = "EUNTRUSTED";
+          return callback(refusal, []);
+        }
+        if (options.all) return callback(null, addresses);
+        const first = addresses[0]!;
+        return callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  };
 }
+
+/** createPublicOnlyLookup on the system's DNS. */
+export const publicOnlyLookup: ConnectLookup = createPublicOnlyLookup();

@@ -62,6 +62,25 @@ export interface Profile {
    * every tool annotated `destructiveHint: true`. Absent: none.
    */
   confirm?: string[];
+  /** `server.prompt` patterns with `*`, as `tools`; absent: every prompt of the profile's servers. */
+  prompts?: { allow?: string[]; deny: string[] };
+
+  /**
+   * Code mode (`call({ script })`): `false` turns it off; an object holds limits for the
+   * profile's scripts (each missing one takes the sandbox's default, src/sandbox/limits.ts).
+   * Absent: on with every default, except in an untrusted config, where it is always `false`.
+   */
+  codeMode?: false | CodeModeLimits;
+}
+
+/** Limits of one profile's scripts, named as the sandbox names them (see src/sandbox/limits.ts). */
+export interface CodeModeLimits {
+  timeMs?: number;
+  memoryBytes?: number;
+  stackBytes?: number;
+  calls?: number;
+  resultBytes?: number;
+  logBytes?: number;
 }
 
 /** Bearer tokens accepted over HTTP, each fixing its caller. */
@@ -106,6 +125,8 @@ export interface Config {
   log?: LogFileSettings;
   /** ms in-flight calls get to finish at shutdown. */
   shutdownGraceMs: number;
+  /** The top-level result budget (servers may set their own); a script's value is held to it. */
+  resultBudget: number;
   /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
   warnings: string[];
   /** Values that must never be logged: env values, header values, auth tokens. */
@@ -118,11 +139,14 @@ export interface Config {
   auth?: AuthConfig;
   /**
    * "untrusted" when the file may not be the user's (`--untrusted`, or `"trust": "untrusted"`):
-   * remote servers must then be checked with `assertPublicUrl` (trust.ts) before every connect.
+   * remote servers are checked with `assertPublicServers` at load, and each connection to them
+   * goes through the public-only fetch (src/registry/public-fetch.ts), which checks its DNS answer.
    */
   trust?: "untrusted";
   /** The format the file was read as, when it was another client's (see formats/). */
   format?: "mcpx" | "claude-code" | "claude-desktop" | "cursor" | "vscode" | "gemini" | "codex";
+  /** Items per page of the aggregated prompt and resource lists. */
+  pageSize: number;
   /**
    * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
    * derived from the config's content.
@@ -144,6 +168,7 @@ export const DEFAULTS = {
   },
   log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
   shutdownGraceMs: 10_000,
+  pageSize: 200,
   /**
    * Result budget in o200k tokens. Claude Code warns above 10,000 tokens of tool output and cuts
    * at 25,000; Claude's tokenizer counts more tokens than o200k for the same text, so 8,000 keeps

@@ -71,3 +71,27 @@ export function upstreamFailure(
   }
   return `Server "${server}" failed to run ${tool}: ${redact(errorMessage(err))}`;
 }
+
+/** A relayed request (prompts/get, completion/complete, resources/read) that did not complete. */
+export interface RelayFailure {
+  message: string;
+  outcome: CallOutcome;
+  /** The JSON-RPC error the upstream answered with, relayed as it is. */
+  rpc?: { code: number; data?: unknown };
+}
+
+/** What a relayed request that the upstream failed answers, naming the server and next step. */
+export function relayFailure(
+  server: string,
+  what: string,
+  err: unknown,
+  timeoutMs: number,
+  redact: (text: string) => string,
+): RelayFailure {
+  const failure = classifyFailure(err);
+  if (failure.rpc) {
+    // The upstream's own answer: its code and message, as a direct client would get them.
+    return { message: redact(failure.message), outcome: "failed", rpc: failure.rpc };
+  }
+  return { message: upstreamFailure(server, what, err, timeoutMs, redact), outcome: "failed" };
+}

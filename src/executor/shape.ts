@@ -14,7 +14,13 @@ import {
   type EncodeMode,
   type Pageable,
 } from "../compression/budget.js";
-import { compressResult, encodeJson, encodeValue, estimateTokens } from "../compression/result.js";
+import {
+  compressResult,
+  encodeJson,
+  encodeValue,
+  estimateTokens,
+  type CompressionTally,
+} from "../compression/result.js";
 import { applySelect, selectedNothing, shapeOf } from "../compression/select.js";
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
 import { counted, partsOf, repeated, type Part } from "./parts.js";
@@ -30,6 +36,8 @@ export interface ShapeRequest {
   caller: string;
   /** A JMESPath expression to apply first. */
   select?: string;
+  /** Adds what re-encoding saved (blocks sent as TOON or sparse tables instead of JSON). */
+  compression?: CompressionTally;
 }
 
 /**
@@ -44,6 +52,14 @@ const MIN_HEAD = 50;
 
 /** Tokens kept for the words around a page (its heading, the next call). */
 const PAGE_RESERVE = 100;
+
+/**
+ * Tokens of content a page may hold: the budget less the words around it, but never less than
+ * half the budget, so a small budget still pages through its result in useful steps.
+ */
+function pageTokens(budget: number): number {
+  return Math.max(budget - PAGE_RESERVE, Math.floor(budget / 2));
+}
 
 /** A part that was cut or left out, kept for paging. */
 interface Kept extends StoredPart {
@@ -93,7 +109,7 @@ export class ResultShaper {
         true,
       );
     }
-    const page = pageOf(part.pageable, offset, limit, entry.budget - PAGE_RESERVE, this.encodeMode);
+    const page = pageOf(part.pageable, offset, limit, pageTokens(entry.budget), this.encodeMode);
     const range = `${unit(part.pageable)} ${offset}–${page.end - 1} of ${total}`;
     const short =
       limit !== undefined && page.end - offset < limit && page.end < total
@@ -172,7 +188,7 @@ export class ResultShaper {
     // Far too large to fit whatever the encoding: skip encoding it whole, cut it at once.
     if (textChars(result.content) + structuredChars > HUGE * req.budget)
       return this.cut(result, partsOf(result), [], req);
-    const compressed = compressResult(result, this.mode);
+    const compressed = compressResult(result, this.mode, req.compression);
     const texts = compressed.content.map((b) => (typeof b.text === "string" ? b.text : ""));
     const chars = textChars(compressed.content) + structuredChars;
     // A token is at least a character: most results need no estimate at all.
@@ -190,7 +206,7 @@ export class ResultShaper {
 
   /** `encoded` holds each part's whole encoding where it was computed (not for huge results). */
   private cut(result: ToolResult, parts: Part[], encoded: string[], req: ShapeRequest): ToolResult {
-    const pageBudget = req.budget - PAGE_RESERVE;
+    const pageBudget = pageTokens(req.budget);
     const countable = counted(parts).length;
     // Room for the notice: a line per part kept for paging.
     let remaining = req.budget - Math.min(Math.floor(req.budget / 4), 80 + 50 * countable);
@@ -253,7 +269,7 @@ export class ResultShaper {
 
   /** Keep every countable part whole for paging (select failed): the handle, if kept. */
   private keep(parts: Part[], req: ShapeRequest): string | undefined {
-    const pageBudget = req.budget - PAGE_RESERVE;
+    const pageBudget = pageTokens(req.budget);
     const stored = counted(parts).map((p) => {
       const cut = this.cutPart(p, pageBudget, pageBudget);
       return { pageable: cut.pageable, label: labelOf(p.label, cut.pageable) };

@@ -4,6 +4,7 @@
  * the SDK (see eslint.config.js); the session itself is in session.ts.
  */
 import {
+  ProtocolError,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
@@ -12,10 +13,14 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/load.js";
+import type { Lookup } from "../config/trust.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type {
+  CompleteParams,
+  CompleteResult,
   PromptDef,
+  PromptResult,
   ReadResourceResult,
   ResourceDef,
   ResourceTemplateDef,
@@ -26,6 +31,7 @@ import type { RelayHub } from "./asker.js";
 import type { ClientChannel } from "./channel.js";
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
+import { publicOnlyFetch } from "./public-fetch.js";
 import { openSession, type OpenOptions, type RelayOptions, type SdkSession } from "./session.js";
 import {
   createRemoteTransport,
@@ -117,16 +123,33 @@ export interface UpstreamSession {
     options: RequestOptions,
   ): Promise<ToolResult>;
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult>;
+  /** prompts/get with the upstream's own prompt name; the result passes through unchanged. */
+  getPrompt(
+    name: string,
+    args: Record<string, string> | undefined,
+    options: RequestOptions,
+  ): Promise<PromptResult>;
+  /** completion/complete with the upstream's own ref (prompt name or template). */
+  complete(params: CompleteParams, options: RequestOptions): Promise<CompleteResult>;
+  /** Legacy upstreams: resources/subscribe on this session (modern ones use listen). */
+  subscribeResource(uri: string, options: RequestOptions): Promise<void>;
+  unsubscribeResource(uri: string, options: RequestOptions): Promise<void>;
+  /** Called with the URI of each notifications/resources/updated the upstream sends. */
+  onResourceUpdated(handler: (uri: string) => void): void;
   /** A health round trip: ping (legacy) or server/discover (modern, which has no ping). */
   ping(options: RequestOptions): Promise<void>;
   /** Called when the upstream announces a changed list. */
   onListChanged(handler: (kind: ListKind) => void): void;
   /**
    * Modern upstreams announce list changes only on a subscriptions/listen stream: open one for
-   * the lists the upstream says change, feeding the onListChanged handlers. Undefined for
-   * legacy upstreams (they announce unasked) and for upstreams whose lists never change.
+   * the lists the upstream says change, and for updates of `resources` when it offers resource
+   * subscriptions, feeding the onListChanged and onResourceUpdated handlers. Undefined for legacy
+   * upstreams (they announce unasked) and when there is nothing to listen for.
    */
-  listen(options: RequestOptions): Promise<ListSubscription | undefined>;
+  listen(
+    options: RequestOptions,
+    resources?: readonly string[],
+  ): Promise<ListSubscription | undefined>;
   /** Receive the upstream's log messages until the returned function is called. */
   onLog(handler: (message: LogMessage) => void): () => void;
   /** Called once when the session ends, whoever ended it, unless the returned function was. */
@@ -158,6 +181,12 @@ export interface ClientFactoryOptions {
   stdioProbeTimeoutMs?: number;
   /** Where clients' roots/list_changed reach the sessions serving their calls. */
   hub?: RelayHub;
+  /**
+   * The server comes from an untrusted config: every connection must reach a public address,
+   * the name resolved and checked again at each connect (src/registry/public-fetch.ts).
+   * `lookup` replaces DNS (tests).
+   */
+  publicOnly?: { lookup?: Lookup };
 }
 
 /**
@@ -205,9 +234,10 @@ export function createClientFactory(
         useSse = false;
       },
     });
+  const fetchImpl = options.publicOnly ? publicOnlyFetch(options.publicOnly.lookup) : undefined;
   // SSE is the legacy transport: its servers are legacy, no probe.
   const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
-    openSession(createRemoteTransport(remote, "sse"), {
+    openSession(createRemoteTransport(remote, "sse", fetchImpl), {
       timeoutMs,
       relay,
       prior: LEGACY,
@@ -271,7 +301,7 @@ export function createClientFactory(
       const connect = async (signal: AbortSignal | undefined) => {
         if (useSse) return openSse(spec, signal);
         try {
-          return await openSession(createRemoteTransport(spec, "http"), {
+          return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
             timeoutMs,
             relay,
             ...(signal && { signal }),
@@ -306,6 +336,8 @@ export interface UpstreamFailure {
   /** timeout: no answer in time; closed: the connection or process ended; other: anything else. */
   kind: "timeout" | "closed" | "other";
   message: string;
+  /** The JSON-RPC error the upstream answered with, when it answered with one. */
+  rpc?: { code: number; data?: unknown };
 }
 
 /**
@@ -314,7 +346,11 @@ export interface UpstreamFailure {
  * "Not connected"; an HTTP upstream that went away is fetch's TypeError("fetch failed").
  */
 export function classifyFailure(err: unknown): UpstreamFailure {
-  return { kind: failureKind(err), message: errorMessage(err) };
+  const rpc =
+    err instanceof ProtocolError
+      ? { code: err.code, ...(err.data !== undefined && { data: err.data }) }
+      : undefined;
+  return { kind: failureKind(err), message: errorMessage(err), ...(rpc && { rpc }) };
 }
 
 function failureKind(err: unknown): UpstreamFailure["kind"] {

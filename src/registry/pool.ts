@@ -102,6 +102,8 @@ export class SessionPool {
   private stateless = false;
   /** Modern upstreams' list_changed stream, one per pool, started by their first session. */
   private readonly listWatch: ListWatch;
+  /** The era of the last session opened (undefined before the first). */
+  private lastEra: UpstreamSession["era"] | undefined;
 
   constructor(
     private readonly factory: ClientFactory,
@@ -112,6 +114,20 @@ export class SessionPool {
 
   get policy(): SessionPolicy {
     return this.options.policy;
+  }
+
+  /** The protocol era the upstream spoke on the last session opened, once one was. */
+  get era(): UpstreamSession["era"] | undefined {
+    return this.lastEra;
+  }
+
+  /**
+   * Modern upstreams: the resource URIs clients subscribed to, carried by the pool's listen
+   * stream (the whole set; the stream is re-opened with it). Resolves once a stream with them
+   * is acknowledged (or failed: updates flow once a retry succeeds).
+   */
+  watchResources(uris: readonly string[]): Promise<void> {
+    return this.listWatch.watchResources(uris);
   }
 
   stats(): PoolStats {
@@ -508,13 +524,18 @@ export class SessionPool {
     this.open.add(session);
     session.onClosed(() => this.open.delete(session));
     this.stateless = session.stateless;
+    this.lastEra = session.era;
     this.options.onSession?.(session);
     if (session.era === "modern") this.listWatch.start();
     return session;
   }
 
-  /** The session the list_changed stream runs on: the shared one, else one of its own. */
-  private async watchSession(): Promise<WatchSession> {
+  /**
+   * A long-lived session to listen or subscribe on: the shared one (not owned: never close it),
+   * else a new one the caller owns and must close.
+   */
+  async watchSession(): Promise<WatchSession> {
+    if (this.closed) throw this.closedError();
     if (this.options.policy === "shared")
       return { session: await this.sharedSession(), own: false };
     return { session: await this.openSession(), own: true };

@@ -1,6 +1,6 @@
 /**
  * Who may see what: pure functions from a caller to its profile, and from a profile to the
- * servers and tools it shows. No state; the catalog view (view.ts) caches their answers.
+ * servers, tools and prompts it shows. No state; the catalog view (view.ts) caches their answers.
  */
 import { DEFAULT_PROFILE, type Config, type Profile } from "../config/load.js";
 import type { ToolDef } from "../types.js";
@@ -48,12 +48,29 @@ export function toolVisible(profile: Profile, server: string, tool: ToolDef): bo
   return true;
 }
 
-/** True when the profile shows every server and tool, so views can skip filtering. */
+/**
+ * Whether `server.prompt` is visible to the profile: its server is listed, the ref matches
+ * `prompts.allow` (when given) and no `prompts.deny`. `readOnly` concerns tools only: a prompt
+ * runs nothing.
+ */
+export function promptVisible(profile: Profile, server: string, prompt: string): boolean {
+  if (!serverVisible(profile, server)) return false;
+  const ref = `${server}.${prompt}`;
+  const rules = profile.prompts;
+  if (!rules) return true;
+  if (matchesAny(rules.deny, ref)) return false;
+  return rules.allow === undefined || matchesAny(rules.allow, ref);
+}
+
+/** True when the profile shows every server, tool and prompt, so views can skip filtering. */
 export function unrestricted(profile: Profile): boolean {
+  const prompts = profile.prompts;
   return (
     profile.servers.includes("*") &&
     profile.tools.deny.length === 0 &&
     (profile.tools.allow === undefined || profile.tools.allow.includes("*")) &&
-    !profile.readOnly
+    !profile.readOnly &&
+    (prompts === undefined ||
+      (prompts.deny.length === 0 && (prompts.allow === undefined || prompts.allow.includes("*"))))
   );
 }

@@ -13,6 +13,7 @@ import { RelayHub } from "./asker.js";
 import { fingerprint } from "./fingerprint.js";
 import { SessionPool, type PoolStats } from "./pool.js";
 import { StderrRing } from "./stderr.js";
+import { ResourceSubscriptions } from "./subscriptions.js";
 import type { ChildTracker } from "./transport.js";
 
 /**
@@ -64,6 +65,7 @@ export interface RegistryOptions {
 }
 
 type ChangeListener = (server: string) => void;
+type UpdateListener = (server: string, uri: string) => void;
 
 /** The catalog part of a state, as one discovery produces it. */
 type Catalog = Pick<
@@ -90,6 +92,9 @@ export class Registry {
   /** fingerprint → the upstream's recent stderr lines. */
   private readonly stderrRings = new Map<string, StderrRing>();
   private readonly listeners = new Set<ChangeListener>();
+  /** fingerprint → the resource subscriptions clients hold on that group. */
+  private readonly subscriptions = new Map<string, ResourceSubscriptions>();
+  private readonly updateListeners = new Set<UpdateListener>();
   private closed = false;
   private readonly log: Logger;
   private readonly now: () => number;
@@ -112,6 +117,7 @@ export class Registry {
           stderr: this.ringFor(fingerprint(s)),
           hub: this.relayHub,
           ...(options.tracker && { tracker: options.tracker }),
+          ...(this.config.trust === "untrusted" && { publicOnly: {} }),
         }));
     for (const server of config.servers) this.add(server);
   }
@@ -131,12 +137,17 @@ export class Registry {
     const print = fingerprint(server);
     this.prints.set(server.name, print);
     if (!this.pools.has(print)) {
-      this.pools.set(
+      const pool = new SessionPool(this.factoryFor(server), {
+        ...server.session,
+        logger: this.log.child(server.name),
+        onSession: (session) => this.watch(print, session),
+      });
+      this.pools.set(print, pool);
+      this.subscriptions.set(
         print,
-        new SessionPool(this.factoryFor(server), {
-          ...server.session,
+        new ResourceSubscriptions(pool, {
           logger: this.log.child(server.name),
-          onSession: (session) => this.watch(print, session),
+          timeoutMs: () => this.states.get(server.name)?.config.timeoutMs ?? server.timeoutMs,
         }),
       );
     }
@@ -177,6 +188,8 @@ export class Registry {
     // end. Tracked in `retiring` from this moment, so a close() at any later point ends them.
     for (const [print, pool] of stale) {
       this.pools.delete(print);
+      this.subscriptions.get(print)?.close();
+      this.subscriptions.delete(print);
       this.retiring.add(pool);
       void pool
         .retire(this.config.shutdownGraceMs)
@@ -215,6 +228,8 @@ export class Registry {
     const failed = this.namesOf(key).find((n) => this.states.get(n)?.status === "down");
     if (failed) throw new Error(this.states.get(failed)?.error ?? "discovery failed");
     pool.warm();
+    // Subscriptions clients still hold were on sessions of the upstream that went down.
+    this.subscriptions.get(key)?.restore();
   }
 
   /** Counts of the stderr lines a server wrote (kept and dropped), for status output. */
@@ -324,6 +339,24 @@ export class Registry {
     return out;
   }
 
+  /**
+   * Subscribe upstream to `uri` on `server` until the returned function is called; counted
+   * across clients (one upstream subscription per URI and group). Rejects when the upstream
+   * refuses it.
+   */
+  async subscribeResource(server: string, uri: string): Promise<() => void> {
+    const print = this.prints.get(server);
+    const subs = print === undefined ? undefined : this.subscriptions.get(print);
+    if (!subs) throw new Error(`no server "${server}"`);
+    return subs.acquire(uri);
+  }
+
+  /** Called with (server, uri) for each notifications/resources/updated an upstream sends. */
+  onResourceUpdated(listener: UpdateListener): () => void {
+    this.updateListeners.add(listener);
+    return () => this.updateListeners.delete(listener);
+  }
+
   /** Called with a server's name whenever its part of the catalog or its status changes. */
   /**
    * A client said its roots changed: the upstream sessions its calls are running on are told,
@@ -345,6 +378,7 @@ export class Registry {
    */
   async close(): Promise<void> {
     this.closed = true;
+    for (const subs of this.subscriptions.values()) subs.close();
     const pools = [...this.pools.values(), ...this.retiring];
     await Promise.allSettled(pools.map((p) => p.close()));
   }
@@ -441,6 +475,17 @@ export class Registry {
   /** Every session a pool opens reports list changes here. */
   private watch(print: string, session: UpstreamSession): void {
     session.onListChanged((kind) => void this.refresh(print, session, kind));
+    session.onResourceUpdated((uri) => {
+      for (const name of this.namesOf(print)) {
+        for (const l of this.updateListeners) {
+          try {
+            l(name, uri);
+          } catch (err) {
+            this.log.error(`resource update listener failed: ${errorMessage(err)}`);
+          }
+        }
+      }
+    });
   }
 
   private async refresh(print: string, session: UpstreamSession, kind: ListKind): Promise<void> {

@@ -18,7 +18,10 @@ import {
 import { ResultSchema } from "@modelcontextprotocol/core";
 import { createLogger, type Logger } from "../logger.js";
 import type {
+  CompleteParams,
+  CompleteResult,
   PromptDef,
+  PromptResult,
   ReadResourceResult,
   ResourceDef,
   ResourceTemplateDef,
@@ -184,6 +187,7 @@ export class SdkSession implements UpstreamSession {
   private isClosed = false;
   private readonly closeHandlers = new Set<() => void>();
   private readonly logHandlers = new Set<(message: LogMessage) => void>();
+  private readonly updateHandlers = new Set<(uri: string) => void>();
 
   constructor(
     private readonly client: Client,
@@ -213,6 +217,10 @@ export class SdkSession implements UpstreamSession {
     client.setNotificationHandler("notifications/message", (n) => {
       asker.noteActivity();
       for (const h of this.logHandlers) h(n.params);
+    });
+    // Legacy: on the session that subscribed; modern: on the listen stream, same handler.
+    client.setNotificationHandler("notifications/resources/updated", (n) => {
+      for (const h of this.updateHandlers) h(n.params.uri);
     });
     client.onclose = () => {
       if (this.isClosed) return;
@@ -341,6 +349,50 @@ export class SdkSession implements UpstreamSession {
     return { ...withoutEnvelope(result), contents: contents as ReadResourceResult["contents"] };
   }
 
+  async getPrompt(
+    name: string,
+    args: Record<string, string> | undefined,
+    o: RequestOptions,
+  ): Promise<PromptResult> {
+    const params = { name, ...(args !== undefined && { arguments: args }) };
+    const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      this.client.request({ method: "prompts/get", params }, ResultSchema, sdkOptions(o)),
+    );
+    const messages = (result as { messages?: unknown }).messages;
+    if (!Array.isArray(messages)) throw new Error("upstream sent a prompts/get without messages");
+    return { ...withoutEnvelope(result), messages: messages as PromptResult["messages"] };
+  }
+
+  async complete(params: CompleteParams, o: RequestOptions): Promise<CompleteResult> {
+    const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      this.client.request({ method: "completion/complete", params }, ResultSchema, sdkOptions(o)),
+    );
+    const completion = (result as { completion?: unknown }).completion;
+    if (!isObject(completion) || !Array.isArray(completion.values))
+      throw new Error("upstream sent a completion/complete without completion.values");
+    return { ...withoutEnvelope(result), completion: completion as CompleteResult["completion"] };
+  }
+
+  async subscribeResource(uri: string, o: RequestOptions): Promise<void> {
+    await this.client.request(
+      { method: "resources/subscribe", params: { uri } },
+      ResultSchema,
+      sdkOptions(o),
+    );
+  }
+
+  async unsubscribeResource(uri: string, o: RequestOptions): Promise<void> {
+    await this.client.request(
+      { method: "resources/unsubscribe", params: { uri } },
+      ResultSchema,
+      sdkOptions(o),
+    );
+  }
+
+  onResourceUpdated(handler: (uri: string) => void): void {
+    this.updateHandlers.add(handler);
+  }
+
   async ping(o: RequestOptions): Promise<void> {
     // The modern era has no ping: server/discover is the cheapest round trip it has.
     if (this.era === "modern") await this.client.discover(sdkOptions(o));
@@ -358,16 +410,21 @@ export class SdkSession implements UpstreamSession {
     );
   }
 
-  async listen(o: RequestOptions): Promise<ListSubscription | undefined> {
+  async listen(
+    o: RequestOptions,
+    resources: readonly string[] = [],
+  ): Promise<ListSubscription | undefined> {
     if (this.era !== "modern") return undefined;
     const caps = this.identity.capabilities as Record<
       string,
-      { listChanged?: boolean } | undefined
+      { listChanged?: boolean; subscribe?: boolean } | undefined
     >;
     const filter = {
       ...(caps.tools?.listChanged && { toolsListChanged: true }),
       ...(caps.resources?.listChanged && { resourcesListChanged: true }),
       ...(caps.prompts?.listChanged && { promptsListChanged: true }),
+      ...(caps.resources?.subscribe &&
+        resources.length > 0 && { resourceSubscriptions: [...resources] }),
     };
     if (Object.keys(filter).length === 0) return undefined;
     const sub = await this.client.listen(filter, sdkOptions(o));

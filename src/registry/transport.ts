@@ -14,6 +14,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { UpstreamSpec } from "../config/load.js";
+import type { FetchLike } from "./public-fetch.js";
 import { Watchdog } from "./watchdog.js";
 
 type StdioSpec = Extract<UpstreamSpec, { transport: "stdio" }>;
@@ -279,9 +280,14 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 /**
  * A transport for an http (streamable) or sse upstream. The SDK sends `requestInit.headers` on
  * every request, the SSE GET included (with its own Accept and, once negotiated,
- * mcp-protocol-version), so the entry's headers need nothing more.
+ * mcp-protocol-version), so the entry's headers need nothing more. `fetchImpl` replaces the
+ * global fetch for every request (an untrusted config's public-only fetch).
  */
-export function createRemoteTransport(spec: RemoteSpec, kind: "http" | "sse"): Transport {
+export function createRemoteTransport(
+  spec: RemoteSpec,
+  kind: "http" | "sse",
+  fetchImpl?: FetchLike,
+): Transport {
   const url = new URL(spec.url);
   const headers = { ...spec.headers };
   // fetch refuses a URL with credentials: send them as HTTP Basic auth, as a browser would,
@@ -294,7 +300,7 @@ export function createRemoteTransport(spec: RemoteSpec, kind: "http" | "sse"): T
     url.username = "";
     url.password = "";
   }
-  const requestInit: RequestInit = { headers };
-  if (kind === "sse") return new SSEClientTransport(url, { requestInit });
-  return new StreamableHTTPClientTransport(url, { requestInit });
+  const options = { requestInit: { headers }, ...(fetchImpl && { fetch: fetchImpl }) };
+  if (kind === "sse") return new SSEClientTransport(url, options);
+  return new StreamableHTTPClientTransport(url, options);
 }

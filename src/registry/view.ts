@@ -4,9 +4,20 @@
  * access config changes.
  */
 import type { Profile } from "../config/load.js";
-import type { ToolDef } from "../types.js";
+import type { PromptDef, ToolDef } from "../types.js";
+import { matchesUriTemplate } from "./connection.js";
+import {
+  promptList,
+  resourceList,
+  templateList,
+  type CatalogList,
+  type PromptEntry,
+  type ResourceEntry,
+  type TemplateEntry,
+} from "./lists.js";
 import {
   profileFor,
+  promptVisible,
   serverVisible,
   toolVisible,
   unrestricted,
@@ -27,23 +38,100 @@ export interface CatalogSource {
 /** Where views come from: the registry's servers and its change events. */
 interface ViewSource extends CatalogSource {
   onChange(listener: (server: string) => void): () => void;
+  /** An upstream said a resource a client subscribed to changed. */
+  onResourceUpdated?(listener: (server: string, uri: string) => void): () => void;
+}
+
+/** The aggregated lists of one view, built on first use. */
+interface Lists {
+  prompts?: CatalogList<PromptEntry> & { byName: Map<string, PromptEntry> };
+  resources?: CatalogList<ResourceEntry> & { byUri: Map<string, ResourceEntry> };
+  templates?: CatalogList<TemplateEntry>;
 }
 
 /**
- * One profile's catalog: only its servers, each with only its visible tools. States are read
- * from the registry on every call, so status is always current; filtered tool lists are cached
- * per upstream list (a refresh replaces the list, and so the cache entry).
+ * One profile's catalog: only its servers, each with only its visible tools and prompts, and
+ * the aggregated prompt, resource and template lists clients page through. States are read
+ * from the registry on every call, so status is always current; filtered tool and prompt lists
+ * are cached per upstream list (a refresh replaces the list, and so the cache entry), the
+ * aggregated lists per view (a change builds new views).
  */
 export class CatalogView implements CatalogSource {
   private readonly filtered = new WeakMap<readonly ToolDef[], ToolDef[]>();
+  private readonly filteredPrompts = new WeakMap<readonly PromptDef[], PromptDef[]>();
   private readonly all: boolean;
   private index: ToolIndex | undefined;
+  private readonly lists: Lists = {};
 
   constructor(
     readonly profile: Profile,
     private readonly source: CatalogSource,
+    /** Told about each list entry dropped for a clash (a name or URI an earlier server holds). */
+    private readonly onClash: (message: string) => void = () => {},
   ) {
     this.all = unrestricted(profile);
+  }
+
+  /** The prompts this view shows, as `server__prompt`, with the name → (server, prompt) map. */
+  prompts(): CatalogList<PromptEntry> {
+    return this.promptLists();
+  }
+
+  /** The visible prompt listed as `name` (a `server__prompt` name), if any. */
+  prompt(name: string): PromptEntry | undefined {
+    return this.promptLists().byName.get(name);
+  }
+
+  /** The resources this view lists natively: a URI two servers list is the first one's. */
+  resources(): CatalogList<ResourceEntry> {
+    return this.resourceLists();
+  }
+
+  templates(): CatalogList<TemplateEntry> {
+    if (!this.lists.templates) {
+      this.lists.templates = templateList(this.servers());
+      this.lists.templates.clashes.forEach((c) => this.onClash(c));
+    }
+    return this.lists.templates;
+  }
+
+  /**
+   * The server a URI belongs to: the one whose entry the native list shows, else the first
+   * whose template matches it.
+   */
+  resourceOwner(uri: string): ServerState | undefined {
+    const listed = this.resourceLists().byUri.get(uri);
+    if (listed) return this.server(listed.server);
+    return this.servers().find((s) =>
+      s.resourceTemplates.some((t) => matchesUriTemplate(t.uriTemplate, uri)),
+    );
+  }
+
+  /** The server whose template list holds `uriTemplate` exactly (the first, as listed). */
+  templateOwner(uriTemplate: string): ServerState | undefined {
+    const entry = this.templates().entries.find((e) => e.template.uriTemplate === uriTemplate);
+    return entry && this.server(entry.server);
+  }
+
+  private promptLists() {
+    if (!this.lists.prompts) {
+      const list = promptList(this.servers(), () => true);
+      list.clashes.forEach((c) => this.onClash(c));
+      this.lists.prompts = { ...list, byName: new Map(list.entries.map((e) => [e.name, e])) };
+    }
+    return this.lists.prompts;
+  }
+
+  private resourceLists() {
+    if (!this.lists.resources) {
+      const list = resourceList(this.servers());
+      list.clashes.forEach((c) => this.onClash(c));
+      this.lists.resources = {
+        ...list,
+        byUri: new Map(list.entries.map((e) => [e.resource.uri, e])),
+      };
+    }
+    return this.lists.resources;
   }
 
   servers(): readonly ServerState[] {
@@ -71,7 +159,14 @@ export class CatalogView implements CatalogSource {
       tools = state.tools.filter((t) => toolVisible(this.profile, state.name, t));
       this.filtered.set(state.tools, tools);
     }
-    return tools.length === state.tools.length ? state : { ...state, tools };
+    let prompts = this.filteredPrompts.get(state.prompts);
+    if (!prompts) {
+      prompts = state.prompts.filter((p) => promptVisible(this.profile, state.name, p.name));
+      this.filteredPrompts.set(state.prompts, prompts);
+    }
+    if (tools.length === state.tools.length && prompts.length === state.prompts.length)
+      return state;
+    return { ...state, tools, prompts };
   }
 }
 
@@ -83,13 +178,25 @@ export class CatalogViews {
   private access: AccessConfig;
   private readonly views = new Map<string, CatalogView>();
   private readonly listeners = new Set<() => void>();
+  /** Clashes already logged: each is said once, not once per view rebuilt. */
+  private readonly clashes = new Set<string>();
+  private readonly callerListeners = new Set<(caller: string) => void>();
 
   constructor(
     private readonly source: ViewSource,
     access: AccessConfig,
+    private readonly options: { onClash?: (message: string) => void } = {},
   ) {
     this.access = access;
     source.onChange(() => this.invalidate());
+  }
+
+  /**
+   * Called with (server, uri) when an upstream says a subscribed resource changed. Who is told
+   * is the listener's choice: only clients whose view holds that server.
+   */
+  onResourceUpdated(listener: (server: string, uri: string) => void): () => void {
+    return this.source.onResourceUpdated?.(listener) ?? (() => {});
   }
 
   /** Replace profiles and callers at once (config reload). */
@@ -102,12 +209,13 @@ export class CatalogViews {
     return profileFor(this.access, caller);
   }
 
-  /** The view of `caller`'s profile. */
+  /** The view of `caller`'s profile (a request of `caller` is being answered). */
   forCaller(caller: string): CatalogView {
+    for (const l of this.callerListeners) l(caller);
     const profile = this.profileFor(caller);
     let view = this.views.get(profile.name);
     if (view?.profile !== profile) {
-      view = new CatalogView(profile, this.source);
+      view = new CatalogView(profile, this.source, (message) => this.clash(message));
       this.views.set(profile.name, view);
     }
     return view;
@@ -117,6 +225,18 @@ export class CatalogViews {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  private clash(message: string): void {
+    if (this.clashes.has(message)) return;
+    this.clashes.add(message);
+    this.options.onClash?.(message);
+  }
+
+  /** Called with the caller of every request a view is made for (who is connected, for dashboards). */
+  onCaller(listener: (caller: string) => void): () => void {
+    this.callerListeners.add(listener);
+    return () => this.callerListeners.delete(listener);
   }
 
   private invalidate(): void {

@@ -5,8 +5,9 @@
 import { firstSentence, signature } from "../compression/signature.js";
 import type { CompiledSchema } from "../compression/schema.js";
 import { tidyText } from "../compression/text.js";
+import { promptName } from "../registry/lists.js";
 import type { ServerState } from "../registry/registry.js";
-import type { ToolAnnotations, ToolDef } from "../types.js";
+import type { PromptDef, ToolAnnotations, ToolDef } from "../types.js";
 
 /** Claude Code cuts tool descriptions at 2 KB; stay under it with room to spare. */
 export const DESCRIPTION_LIMIT = 2_000;
@@ -77,7 +78,8 @@ export function renderSearch(
 export function renderCatalog(servers: readonly ServerState[]): string {
   return servers
     .map((s) => {
-      const head = `## ${s.name} (${s.status === "ready" ? `${s.tools.length} tools` : s.status})${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
+      const counts = `${s.tools.length} tools${s.prompts.length > 0 ? `, ${s.prompts.length} prompts` : ""}`;
+      const head = `## ${s.name} (${s.status === "ready" ? counts : s.status})${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
       const tools = s.tools.map((t) => `${s.name}.${t.name} — ${firstSentence(t.description)}`);
       return [head, ...tools].join("\n");
     })
@@ -99,12 +101,23 @@ export function renderServer(s: ServerState): string {
       `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)} — ${firstSentence(t.description)}`,
     );
   }
+  if (s.prompts.length > 0) {
+    lines.push("Prompts (a person runs them; listed to clients as server__prompt):");
+    for (const p of s.prompts) lines.push(promptLine(s.name, p));
+  }
   if (s.resources.length + s.resourceTemplates.length > 0) {
     lines.push(
       `(${s.resources.length} resources, ${s.resourceTemplates.length} templates: see the resources tool)`,
     );
   }
   return lines.join("\n");
+}
+
+/** `everything__args-prompt(city, state?) — A prompt with two arguments`: a prompt as a signature. */
+function promptLine(server: string, p: PromptDef): string {
+  const args = (p.arguments ?? []).map((a) => `${a.name}${a.required === true ? "" : "?"}`);
+  const about = firstSentence(p.description) || p.title || "";
+  return `${promptName(server, p.name)}(${args.join(", ")})${about ? ` — ${about}` : ""}`;
 }
 
 /** `create_issue` → `CreateIssueInput`: a readable, valid TypeScript type name for a tool's schema. */

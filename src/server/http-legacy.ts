@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
+import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { LegacySessionTable, type SessionState } from "./legacy-sessions.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
@@ -181,15 +182,21 @@ export class LegacyEndpoint {
     }
     const served = await this.serve(request, options, session);
     if (served.response.status !== 200 || served.response.body === null) return served.response;
+    const callerOf = () =>
+      callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
     const unsubscribe = watchCatalog(
       this.ctx,
       state,
       () => served.server.sendToolListChanged(),
-      () => callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER,
+      callerOf,
     );
+    // Prompt and resource list changes, and updates of what the session subscribed to (with a
+    // POST to this replica: another replica's subscriptions are that replica's to deliver).
+    const unwatch = watchClient(this.ctx, state, serverSink(served.server), callerOf);
     state.endStream = served.end;
     return whenEnded(served.response, () => {
       unsubscribe();
+      unwatch();
       if (state.endStream === served.end) delete state.endStream;
     });
   }
@@ -287,7 +294,7 @@ function isEventStream(response: Response): boolean {
  * `response` with `onEnd` called once when its body is fully read, fails, or is cancelled;
  * `first` (an SSE comment) goes out before the body.
  */
-function whenEnded(response: Response, onEnd: () => void, first?: string): Response {
+export function whenEnded(response: Response, onEnd: () => void, first?: string): Response {
   if (response.body === null) {
     onEnd();
     return response;

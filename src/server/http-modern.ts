@@ -7,6 +7,13 @@
 import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
+import { listVersions } from "./handlers/env.js";
+import {
+  ClientSubscriptions,
+  listenedResources,
+  subscribeListen,
+} from "./handlers/subscriptions.js";
+import { whenEnded } from "./http-legacy.js";
 import { createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { describeTool } from "./tools/describe.js";
 
@@ -16,6 +23,10 @@ interface ProfileEntry {
   caller: string;
   /** The describe description listeners were last told about. */
   shown: string;
+  /** The prompt and resource list versions listeners were last told about. */
+  lists: { prompts: string; resources: string };
+  /** The resource subscriptions of this profile's open listen streams. */
+  streams: Set<ClientSubscriptions>;
 }
 
 /** The modern HTTP entries, one per profile (bounded: profiles come from the config). */
@@ -23,24 +34,54 @@ export class ModernEndpoint {
   private readonly entries = new Map<string, ProfileEntry>();
   private callers: string;
   private readonly unsubscribe: () => void;
+  private readonly unwatchUpdates: () => void;
 
   constructor(private readonly ctx: ProxyContext) {
     this.callers = JSON.stringify(ctx.config.callers);
     this.unsubscribe = ctx.views.onChange(() => this.changed());
+    this.unwatchUpdates = ctx.views.onResourceUpdated((server, uri) => this.updated(server, uri));
   }
 
-  /** Serve `request` through the entry of `caller`'s profile. */
-  fetch(
+  /**
+   * Serve `request` through the entry of `caller`'s profile. A listen stream that names
+   * resources has them subscribed upstream while it lasts (the SDK's router serves the stream
+   * and filters updates by URI; which profile hears of which server is decided here).
+   */
+  async fetch(
     request: Request,
     options: Parameters<McpHttpHandler["fetch"]>[1],
     caller: string | undefined,
   ): Promise<Response> {
-    return this.entryFor(caller ?? DEFAULT_CALLER).handler.fetch(request, options);
+    const who = caller ?? DEFAULT_CALLER;
+    const entry = this.entryFor(who);
+    const listen = listenedResources(options?.parsedBody);
+    if (!listen) return entry.handler.fetch(request, options);
+    const subs = new ClientSubscriptions(this.ctx);
+    entry.streams.add(subs);
+    await subscribeListen(this.ctx, subs, listen, this.ctx.views.forCaller(who));
+    const release = () => {
+      entry.streams.delete(subs);
+      subs.clear();
+    };
+    let response: Response;
+    try {
+      response = await entry.handler.fetch(request, options);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (response.status !== 200 || response.body === null) {
+      release();
+      return response;
+    }
+    return whenEnded(response, release);
   }
 
   /** End every listen stream and in-flight exchange (shutdown). */
   async close(): Promise<void> {
     this.unsubscribe();
+    this.unwatchUpdates();
+    for (const entry of this.entries.values()) for (const subs of entry.streams) subs.clear();
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.allSettled(all.map((e) => e.handler.close()));
@@ -54,7 +95,13 @@ export class ModernEndpoint {
         legacy: "reject",
         onerror: (err) => this.ctx.logger.debug(`HTTP (2026-07-28): ${errorMessage(err)}`),
       });
-      entry = { handler, caller, shown: this.description(caller) };
+      entry = {
+        handler,
+        caller,
+        shown: this.description(caller),
+        lists: listVersions(this.ctx.views.forCaller(caller)),
+        streams: new Set(),
+      };
       this.entries.set(profile, entry);
     }
     entry.caller = caller;
@@ -76,10 +123,24 @@ export class ModernEndpoint {
     this.callers = callers;
     for (const entry of this.entries.values()) {
       // A profile a reload removed has its callers remapped too, so it is notified below.
+      const lists = listVersions(this.ctx.views.forCaller(entry.caller));
+      if (remapped || lists.prompts !== entry.lists.prompts) entry.handler.notify.promptsChanged();
+      if (remapped || lists.resources !== entry.lists.resources)
+        entry.handler.notify.resourcesChanged();
+      entry.lists = lists;
       const now = this.description(entry.caller);
       if (now === entry.shown && !remapped) continue;
       entry.shown = now;
       entry.handler.notify.toolsChanged();
+    }
+  }
+
+  /** An upstream's resources/updated: to the streams of profiles that subscribed to it there. */
+  private updated(server: string, uri: string): void {
+    for (const entry of this.entries.values()) {
+      if (![...entry.streams].some((subs) => subs.wants(server, uri))) continue;
+      if (this.ctx.views.forCaller(entry.caller).resourceOwner(uri)?.name !== server) continue;
+      entry.handler.notify.resourceUpdated(uri);
     }
   }
 }

@@ -75,6 +75,7 @@ export class LegacySessionTable {
     this.live.delete(sid);
     this.remember(sid, exp);
     if (!state) return;
+    state.subscriptions?.clear();
     state.endStream?.();
     for (const end of [...state.calls.values()]) end();
   }
@@ -84,8 +85,10 @@ export class LegacySessionTable {
     const now = this.options.now();
     let closed = 0;
     for (const [sid, state] of this.live) {
-      if (state.exp <= now) this.live.delete(sid);
-      else if (state.open === 0 && now - state.lastSeen > this.options.idleMs) {
+      if (state.exp <= now) {
+        this.live.delete(sid);
+        state.subscriptions?.clear();
+      } else if (state.open === 0 && now - state.lastSeen > this.options.idleMs) {
         this.end(sid, state.exp);
         closed += 1;
       }
@@ -113,6 +116,8 @@ export class LegacySessionTable {
     for (const [sid, state] of this.live) {
       if (state.open === 0) {
         this.live.delete(sid);
+        // Forgotten here: nothing could deliver its updates any more.
+        state.subscriptions?.clear();
         return;
       }
     }

@@ -20,7 +20,17 @@ import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
 import type { Era, MetaTool, ProxyContext, RequestContext } from "./context.js";
+import { registerCompletionHandler } from "./handlers/completion.js";
+import type { HandlerEnv } from "./handlers/env.js";
+import { PageCursors } from "./handlers/pages.js";
+import { registerPromptHandlers } from "./handlers/prompts.js";
+import { registerResourceHandlers } from "./handlers/resources.js";
+import {
+  registerSubscriptionHandlers,
+  type ClientSubscriptions,
+} from "./handlers/subscriptions.js";
 import { relayCall } from "./relay.js";
+import { sessionKey } from "./session-token.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
 import { resourcesTool } from "./tools/resources.js";
@@ -51,7 +61,9 @@ export function listMetaTools(view: CatalogView): Tool[] {
   return META_TOOLS.map((t) => ({
     name: t.name,
     description: t.description(view),
-    inputSchema: t.inputSchema as Tool["inputSchema"],
+    inputSchema: (typeof t.inputSchema === "function"
+      ? t.inputSchema(view)
+      : t.inputSchema) as Tool["inputSchema"],
     ...(t.annotations && { annotations: t.annotations }),
   }));
 }
@@ -66,6 +78,10 @@ export interface SessionMemory {
   /** The describe description the client last listed, and for which caller. */
   shown?: string;
   caller?: string;
+  /** Versions of the prompt and resource lists the client holds (see handlers/subscriptions.ts). */
+  lists?: { prompts: string; resources: string };
+  /** The resources it subscribed to. */
+  subscriptions?: ClientSubscriptions;
 }
 
 export interface DownstreamOptions {
@@ -114,7 +130,13 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
   const server = new Server(
     { name: "mcpx", version: VERSION },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        prompts: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+        completions: {},
+        logging: {},
+      },
       // A 2026-07-28 retry names its waiting call in a signed state (pending.ts).
       requestState: { verify: ctx.pending.verify },
     },
@@ -158,6 +180,21 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     // Views are per caller: never cacheable across callers.
     return Object.assign({ tools }, { ttlMs: listTtlMs(ctx, view), cacheScope: "private" });
   });
+
+  let cursors: PageCursors | undefined;
+  const env: HandlerEnv = {
+    ctx,
+    era: options.era,
+    memory,
+    callerOf,
+    cursors: () => (cursors ??= new PageCursors(sessionKey(ctx.config))),
+    hints: (view) =>
+      options.era === "legacy" ? {} : { ttlMs: listTtlMs(ctx, view), cacheScope: "private" },
+  };
+  registerPromptHandlers(server, env);
+  registerResourceHandlers(server, env);
+  registerCompletionHandler(server, env);
+  registerSubscriptionHandlers(server, env);
 
   server.setRequestHandler("tools/call", async (request, req) => {
     const tool = META_TOOLS.find((t) => t.name === request.params.name);

@@ -4,15 +4,27 @@
  * request pins 2026-07-28, `initialize` (or anything without the envelope) the 2025 revisions.
  */
 import { randomUUID } from "node:crypto";
-import type { Transport } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import {
   serveStdio as serveConnectionEntry,
   StdioServerTransport,
 } from "@modelcontextprotocol/server/stdio";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
+import {
+  ClientSubscriptions,
+  listenedResources,
+  serverSink,
+  subscribeListen,
+  watchClient,
+} from "./handlers/subscriptions.js";
 import { watchCatalog } from "./list-changed.js";
-import { createDownstream, type SessionMemory } from "./mcp-server.js";
+import {
+  createDownstream,
+  DEFAULT_CALLER,
+  envelopeClientName,
+  type SessionMemory,
+} from "./mcp-server.js";
 
 export interface StdioHandle {
   /** Resolves when the client goes away (stdin ends). */
@@ -37,36 +49,105 @@ export function serveConnection(
 ): { close(): Promise<void> } {
   // Names this connection's client: its roots/list_changed reaches the sessions of its calls.
   const clientId = `stdio:${randomUUID()}`;
+  // The connection's resource subscriptions, whichever instance (era) made them.
+  const subs = new ClientSubscriptions(ctx);
+  /** The caller the last listen stream was opened by (a 2026-07-28 connection's envelope). */
+  let listener: string | undefined;
+  const wire = tapInbound(transport, {
+    // A 2026-07-28 listen stream is served by the entry, never by an instance: its filter is
+    // read here, so the URIs it names are subscribed upstream (before it is acknowledged)
+    // while it lasts.
+    message: (message) => {
+      const cancelled = cancelledId(message);
+      if (cancelled !== undefined) subs.remove(`listen:${cancelled}`);
+      const listen = listenedResources(message);
+      if (!listen) return undefined;
+      const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
+      const caller = options.caller ?? envelopeClientName(meta) ?? DEFAULT_CALLER;
+      listener = caller;
+      return subscribeListen(ctx, subs, listen, ctx.views.forCaller(caller));
+    },
+    closed: () => subs.clear(),
+  });
   return serveConnectionEntry(
     ({ era }) => {
-      const memory: SessionMemory = {};
+      const memory: SessionMemory = { subscriptions: subs };
       const server = createDownstream(ctx, {
         era,
         memory,
         clientId,
         ...(options.caller !== undefined && { caller: options.caller }),
       });
-      // A modern connection's list_changed goes to its subscriptions/listen streams (the entry
-      // reroutes it, and drops it when there is none); a legacy one gets it unsolicited.
-      const unsubscribe = watchCatalog(
-        ctx,
-        memory,
-        () => server.sendToolListChanged(),
-        () => options.caller ?? memory.caller ?? "default",
-      );
+      const callerOf = () => options.caller ?? memory.caller ?? listener ?? DEFAULT_CALLER;
+      // A modern connection's list_changed and resources/updated go to its subscriptions/listen
+      // streams (the entry reroutes them, and drops those no stream asked for); a legacy one
+      // gets them unsolicited.
+      const unsubscribe = watchCatalog(ctx, memory, () => server.sendToolListChanged(), callerOf);
+      const unwatch = watchClient(ctx, memory, serverSink(server), callerOf);
       const previous = server.onclose;
       server.onclose = () => {
         unsubscribe();
+        unwatch();
         previous?.();
       };
       return server;
     },
     {
       legacy: "serve",
-      transport,
+      transport: wire,
       onerror: (err) => ctx.logger.debug(`stdio: ${errorMessage(err)}`),
     },
   );
+}
+
+/**
+ * `transport`, with every inbound message shown to `tap.message` first and its close to
+ * `tap.closed`. When `tap.message` returns a promise, that message and every later one (and
+ * the close) wait for it: messages keep their order.
+ */
+function tapInbound(
+  transport: Transport,
+  tap: { message: (message: JSONRPCMessage) => Promise<void> | undefined; closed: () => void },
+): Transport {
+  const wire: Transport = {
+    start: () => transport.start(),
+    send: (message, sendOptions) => transport.send(message, sendOptions),
+    close: () => transport.close(),
+    setProtocolVersion: (version) => transport.setProtocolVersion?.(version),
+  };
+  /** Settles when every message received so far was delivered; unset when none waits. */
+  let tail: Promise<void> | undefined;
+  const inOrder = (step: () => Promise<void> | void) => {
+    const previous = tail;
+    const waiting = previous ? previous.then(step) : step();
+    if (!waiting) return;
+    const current: Promise<void> = waiting
+      .catch((err: unknown) => wire.onerror?.(err instanceof Error ? err : new Error(String(err))))
+      .then(() => {
+        if (tail === current) tail = undefined;
+      });
+    tail = current;
+  };
+  transport.onmessage = (message, extra) =>
+    inOrder(() => {
+      const waiting = tap.message(message);
+      if (!waiting) return wire.onmessage?.(message, extra);
+      return waiting.then(() => wire.onmessage?.(message, extra));
+    });
+  transport.onerror = (err) => wire.onerror?.(err);
+  transport.onclose = () =>
+    inOrder(() => {
+      tap.closed();
+      wire.onclose?.();
+    });
+  return wire;
+}
+
+/** The request id a notifications/cancelled names, if it is one. */
+function cancelledId(message: JSONRPCMessage): string | number | undefined {
+  if (!("method" in message) || message.method !== "notifications/cancelled") return undefined;
+  const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
 /**

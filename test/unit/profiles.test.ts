@@ -116,6 +116,37 @@ describe("config: profiles, callers, auth", () => {
     );
   });
 
+  it("reads prompts.allow/deny beside tools, checking their refs the same way", () => {
+    const config = parse({
+      profiles: {
+        default: { servers: ["*"] },
+        team: { servers: ["github"], prompts: { allow: ["github.review*"], deny: ["*.secret"] } },
+      },
+    });
+    expect(config.profiles.team?.prompts).toEqual({
+      allow: ["github.review*"],
+      deny: ["*.secret"],
+    });
+    expect(config.profiles.default?.prompts).toBeUndefined();
+    expect(problems({ profiles: { default: { servers: ["*"], prompts: { alow: [] } } } })).toEqual([
+      'profiles.default.prompts.alow: unknown key. Did you mean "allow"?',
+    ]);
+    expect(
+      problems({
+        profiles: { default: { servers: ["*"], prompts: { deny: ["gthub.x", "review"] } } },
+      }),
+    ).toEqual([
+      'profiles.default.prompts.deny[0]: no server "gthub" in mcpServers. Did you mean "github"? Use a name from mcpServers (filesystem, github, memory) or a pattern with "*".',
+      'profiles.default.prompts.deny[1]: "review" is not a prompt ref. Write "server.prompt"; "*" matches any characters, e.g. "*.review" or "review.*".',
+    ]);
+  });
+
+  it("pageSize: 200 unless set; a number from 1", () => {
+    expect(parse({}).pageSize).toBe(200);
+    expect(parse({ pageSize: 50 }).pageSize).toBe(50);
+    expect(problems({ pageSize: 0 }).some((p) => p.startsWith("pageSize:"))).toBe(true);
+  });
+
   it("accepts disabled servers in profiles", () => {
     const config = parseConfig(
       {

@@ -132,6 +132,16 @@ describe("ResultShaper: the budget", () => {
     expect(head! + readAll(shaper, out).join("")).toBe(log);
   });
 
+  it("pages in useful steps under the smallest budget (100 tokens)", () => {
+    const shaper = new ResultShaper(new ResultStore(), "auto");
+    const log = Array.from({ length: 200 }, (_, i) => `line ${i}: some log text`).join("\n");
+    const out = shaper.shape({ content: [{ type: "text", text: log }] }, req({ budget: 100 }));
+    const pages = readAll(shaper, out);
+    // Before: the words around a page took the whole budget, leaving 1 character per page.
+    expect(Math.min(...pages.slice(0, -1).map((p) => p.length))).toBeGreaterThan(50);
+    expect(texts(out)[1]! + pages.join("")).toBe(log);
+  });
+
   it("passes images, audio and resource links untouched and does not count them", () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const image = { type: "image", data: "A".repeat(500_000), mimeType: "image/png" };

@@ -1,4 +1,6 @@
+import { UriTemplate } from "@modelcontextprotocol/server";
 import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/results.js";
+import type { CatalogView } from "../../registry/view.js";
 import { textResult, type ContentBlock, type ToolResult } from "../../types.js";
 import type { MetaTool } from "../context.js";
 
@@ -10,7 +12,8 @@ export const resourcesTool: MetaTool = {
     type: "object",
     properties: {
       server: { type: "string", description: "only this server's" },
-      uri: { type: "string", description: "read this resource" },
+      uri: { type: "string", description: "to read" },
+      arguments: { type: "object" },
       offset: { type: "integer" },
       limit: { type: "integer" },
     },
@@ -28,7 +31,9 @@ export const resourcesTool: MetaTool = {
       return ctx.executor.readResult(uri, page.offset, page.limit, { caller: req.caller });
     }
     if (uri !== undefined) {
-      const read = await ctx.executor.readResource(uri, server, {
+      const target = expandTemplate(uri, args.arguments, server, req.view);
+      if ("error" in target) return textResult(target.error, true);
+      const read = await ctx.executor.readResource(target.uri, target.server, {
         caller: req.caller,
         view: req.view,
         signal: req.signal,
@@ -60,10 +65,70 @@ export const resourcesTool: MetaTool = {
     }
     if (lines.length === 0) return textResult("No resources.");
     return textResult(
-      `server\turi\tname\tmimeType\n${lines.join("\n")}\nRead one with resources({ uri }).`,
+      `server\turi\tname\tmimeType\n${lines.join("\n")}\nRead one with resources({ uri }); a template with resources({ uri, arguments: { variable: "value" } }).`,
     );
   },
 };
+
+/** Variables of `{?x}` and `{&x}` expressions: optional query parameters. */
+const OPTIONAL_EXPRESSION = /^[?&]/;
+
+/**
+ * The URI to read: `uri` itself, or, for a template, its RFC 6570 expansion with `values`
+ * (on the server whose template it is, unless one is named).
+ */
+function expandTemplate(
+  uri: string,
+  values: unknown,
+  server: string | undefined,
+  view: CatalogView,
+): { uri: string; server: string | undefined } | { error: string } {
+  const given = values !== undefined && values !== null;
+  if (!UriTemplate.isTemplate(uri)) {
+    if (!given) return { uri, server };
+    return { error: `"arguments" fills the variables of a template; ${uri} is not one.` };
+  }
+  let template: UriTemplate;
+  try {
+    template = new UriTemplate(uri);
+  } catch (err) {
+    return { error: `${uri} is not a valid URI template: ${(err as Error).message}` };
+  }
+  const names = template.variableNames;
+  if (given && (typeof values !== "object" || Array.isArray(values)))
+    return { error: `"arguments" must be an object of template variables: ${names.join(", ")}.` };
+  const vars: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+      vars[name] = String(value);
+    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) vars[name] = value;
+    else return { error: `Template variable "${name}" must be a string or an array of strings.` };
+  }
+  const missing = requiredNames(uri).filter((n) => !(n in vars));
+  if (missing.length > 0) {
+    const example = Object.fromEntries(names.map((n) => [n, "..."]));
+    return {
+      error: `${uri} is a template: give its variables (${missing.join(", ")} missing), e.g. resources({ uri: ${JSON.stringify(uri)}, arguments: ${JSON.stringify(example)} }).`,
+    };
+  }
+  const owner = server ?? view.templateOwner(uri)?.name;
+  if (owner === undefined)
+    return { error: `No server lists the template ${uri}. resources() lists the templates.` };
+  return { uri: template.expand(vars), server: owner };
+}
+
+/** The variables a template cannot do without: those outside `{?...}` and `{&...}`. */
+function requiredNames(uri: string): string[] {
+  return [...uri.matchAll(/\{([^}]*)\}/g)].flatMap(([, body = ""]) =>
+    OPTIONAL_EXPRESSION.test(body)
+      ? []
+      : body
+          .replace(/^[+#./;]/, "")
+          .split(",")
+          .map((v) => v.replace(/[:*].*$/, "").trim())
+          .filter(Boolean),
+  );
+}
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;

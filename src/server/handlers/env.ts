@@ -1,0 +1,50 @@
+/**
+ * What the relay handlers (prompts, resources, completion, subscriptions) get from the server
+ * factory: the proxy context, the request's caller and era, and the connection's memory. They
+ * answer from the request's view only.
+ */
+import { ProtocolError, type ServerContext } from "@modelcontextprotocol/server";
+import type { RelayFailure } from "../../executor/failures.js";
+import type { CatalogView } from "../../registry/view.js";
+import type { Era, ProxyContext } from "../context.js";
+import type { SessionMemory } from "../mcp-server.js";
+import type { PageCursors } from "./pages.js";
+
+export interface HandlerEnv {
+  ctx: ProxyContext;
+  era: Era;
+  /** The connection's or 2025-era session's memory; a fresh object per 2026-07-28 request. */
+  memory: SessionMemory;
+  /** Who is asking (see mcp-server.ts for the order). */
+  callerOf(req: ServerContext): string;
+  /** The cursors of this server's pages. */
+  cursors(): PageCursors;
+  /** Cache hints for a 2026-07-28 list answer (none for the 2025 era). */
+  hints(view: CatalogView): Record<string, unknown>;
+}
+
+/** The caller of a request and its view. */
+export function requestView(env: HandlerEnv, req: ServerContext) {
+  const caller = env.callerOf(req);
+  return { caller, view: env.ctx.views.forCaller(caller) };
+}
+
+/**
+ * JSON-RPC code of a relayed request the upstream did not answer (down, busy, timed out):
+ * the implementation-defined server error of JSON-RPC, not -32603, which says mcpx failed.
+ */
+export const UPSTREAM_UNAVAILABLE = -32000;
+
+/** The error a relayed request answers when the upstream did not give a result. */
+export function relayError(failure: RelayFailure): ProtocolError {
+  if (failure.rpc) return new ProtocolError(failure.rpc.code, failure.message, failure.rpc.data);
+  return new ProtocolError(UPSTREAM_UNAVAILABLE, failure.message);
+}
+
+/** The versions list_changed compares: prompts, and resources with their templates. */
+export function listVersions(view: CatalogView): { prompts: string; resources: string } {
+  return {
+    prompts: view.prompts().version,
+    resources: `${view.resources().version}.${view.templates().version}`,
+  };
+}

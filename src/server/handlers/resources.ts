@@ -1,0 +1,66 @@
+/**
+ * resources/list, resources/templates/list and resources/read, aggregated over the caller's
+ * servers. URIs stay exactly as the upstreams gave them: a URI two servers list is the first
+ * one's here (the clash is logged; the `resources` meta-tool reaches both with `server`).
+ */
+import {
+  ResourceNotFoundError,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplateType,
+  type Server,
+} from "@modelcontextprotocol/server";
+import { listVersions, relayError, requestView, type HandlerEnv } from "./env.js";
+
+export function registerResourceHandlers(server: Server, env: HandlerEnv): void {
+  const { ctx } = env;
+
+  server.setRequestHandler("resources/list", (request, req) => {
+    const { view } = requestView(env, req);
+    const list = view.resources();
+    const page = env
+      .cursors()
+      .page("resources", list, view.profile.name, request.params?.cursor, ctx.config.pageSize);
+    // What this client now holds: list_changed compares against it.
+    env.memory.lists = listVersions(view);
+    return Object.assign(
+      { resources: page.items as Resource[] },
+      page.nextCursor !== undefined && { nextCursor: page.nextCursor },
+      env.hints(view),
+    );
+  });
+
+  server.setRequestHandler("resources/templates/list", (request, req) => {
+    const { view } = requestView(env, req);
+    const list = view.templates();
+    const page = env
+      .cursors()
+      .page("templates", list, view.profile.name, request.params?.cursor, ctx.config.pageSize);
+    return Object.assign(
+      { resourceTemplates: page.items as ResourceTemplateType[] },
+      page.nextCursor !== undefined && { nextCursor: page.nextCursor },
+      env.hints(view),
+    );
+  });
+
+  server.setRequestHandler("resources/read", async (request, req) => {
+    const { caller, view } = requestView(env, req);
+    const uri = request.params.uri;
+    // The server whose entry the list shows, else the first whose template matches.
+    const owner = view.resourceOwner(uri);
+    if (!owner) {
+      throw new ResourceNotFoundError(
+        uri,
+        `Resource ${uri} not found: no server of this mcpx lists it or has a template that matches it. resources/list and resources/templates/list show what there is.`,
+      );
+    }
+    const end = await ctx.executor.relay(
+      owner,
+      `resources/read ${uri}`,
+      { caller, view, signal: req.mcpReq.signal },
+      (session, options) => session.readResource(uri, options),
+    );
+    if ("failure" in end) throw relayError(end.failure);
+    return end.result as ReadResourceResult;
+  });
+}
