@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { askingClient, callTool } from "../helpers/asking.js";
 import {
   ERAS,
+  eventually,
   fixtureServer,
   npmServer,
   startStdio,
@@ -43,6 +44,12 @@ async function start(era: "legacy" | "modern", answer?: "accept" | "decline" | "
   return { client, asked, name, stderr: () => started.stderr() };
 }
 
+/** Waits until mcpx's stderr holds `line`: it may arrive after the answer on stdout. */
+function logged(stderr: () => string, line: string | RegExp): Promise<void> {
+  const has = () => (typeof line === "string" ? stderr().includes(line) : line.test(stderr()));
+  return eventually(has, 10_000, `the log line ${String(line)}`);
+}
+
 describe.each(ERAS)("a %s client", (era) => {
   it("runs a confirmed tool once the person accepts, after asking with the call", async () => {
     const { client, asked, name, stderr } = await start(era, "accept");
@@ -50,7 +57,7 @@ describe.each(ERAS)("a %s client", (era) => {
     expect(text(result)).toBe("Echo: hi");
     expect(asked).toHaveLength(1);
     expect(asked[0]!.params.message).toBe('everything.echo with {"message":"hi"}: allow?');
-    expect(stderr()).toContain(`confirm everything.echo by ${name}: accepted`);
+    await logged(stderr, `confirm everything.echo by ${name}: accepted`);
     // Not under confirm: runs without a question.
     expect(text(await callTool(client, "modern.echo", { message: "x" }))).toBe("x (modern)");
     expect(asked).toHaveLength(1);
@@ -66,8 +73,8 @@ describe.each(ERAS)("a %s client", (era) => {
         /^The person (declined|dismissed the confirmation of) modern\.drop; it was not run\.$/,
       );
       const decision = answer === "decline" ? "declined" : "cancelled";
-      expect(stderr()).toContain(`confirm modern.drop by ${name}: ${decision}`);
-      expect(stderr()).toMatch(/call modern\.drop by [^:]+: declined/);
+      await logged(stderr, `confirm modern.drop by ${name}: ${decision}`);
+      await logged(stderr, /call modern\.drop by [^:]+: declined/);
     },
   );
 
@@ -80,7 +87,7 @@ describe.each(ERAS)("a %s client", (era) => {
       'To allow it without asking, remove "destructive" from profiles.default.confirm in the mcpx config.',
     );
     expect(asked).toEqual([]);
-    expect(stderr()).toContain(`confirm modern.drop by ${name}: unsupported`);
+    await logged(stderr, `confirm modern.drop by ${name}: unsupported`);
   });
 });
 
@@ -93,6 +100,8 @@ describe("the question", () => {
     expect(question).toContain("***");
     expect(question.length).toBeLessThan(400);
     expect(question).toMatch(/…: allow\?$/);
+    // Once the call's own line is in, every line it caused is.
+    await logged(stderr, /call everything\.echo by [^:]+: ok/);
     expect(stderr()).not.toContain("xxxxxxxxxx");
   });
 });

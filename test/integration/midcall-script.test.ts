@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { askingClient, type Ability, type Asked } from "../helpers/asking.js";
 import {
   ERAS,
+  eventually,
   fixtureServer,
   npmServer,
   startStdio,
@@ -66,6 +67,12 @@ async function start(
 const CATCHING = (call: string) =>
   `try { return await ${call}; } catch (e) { return "thrown: " + e.message; }`;
 
+/** Waits until mcpx's stderr holds `line`: it may arrive after the answer on stdout. */
+function logged(stderr: () => string, line: string | RegExp): Promise<void> {
+  const has = () => (typeof line === "string" ? stderr().includes(line) : line.test(stderr()));
+  return eventually(has, 10_000, `the log line ${String(line)}`);
+}
+
 describe.each(ERAS)("a script of a %s client", (era) => {
   it("asks the script's client before an inner call of a confirmed tool, and runs it on accept", async () => {
     const name = `scripter-${era}`;
@@ -74,7 +81,7 @@ describe.each(ERAS)("a script of a %s client", (era) => {
     expect(value).toContain("dropped 7");
     const questions = asked.filter((a) => a.method === "elicitation/create");
     expect(questions.map((q) => q.params.message)).toEqual(['modern.drop with {"id":"7"}: allow?']);
-    expect(stderr()).toContain(`confirm modern.drop by ${name}: accepted`);
+    await logged(stderr, `confirm modern.drop by ${name}: accepted`);
   });
 
   it("throws in the script when the person declines, and the tool does not run", async () => {
@@ -82,7 +89,7 @@ describe.each(ERAS)("a script of a %s client", (era) => {
     const { script, stderr } = await start(era, name, "decline");
     const value = await script(CATCHING(`servers.modern.drop({ id: "8" })`));
     expect(value).toContain("thrown: The person declined modern.drop; it was not run.");
-    expect(stderr()).toContain(`confirm modern.drop by ${name}: declined`);
+    await logged(stderr, `confirm modern.drop by ${name}: declined`);
   });
 
   it("throws the clear confirmation error in the script of a client without elicitation", async () => {
@@ -93,7 +100,7 @@ describe.each(ERAS)("a script of a %s client", (era) => {
     expect(value).toContain("modern.drop needs a person's confirmation");
     expect(value).toContain("remove");
     expect(asked).toEqual([]);
-    expect(stderr()).toContain(`confirm modern.drop by ${name}: unsupported`);
+    await logged(stderr, `confirm modern.drop by ${name}: unsupported`);
   });
 
   it("relays an upstream's elicitation and sampling during inner calls to the script's client", async () => {
