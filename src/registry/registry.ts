@@ -1,5 +1,6 @@
 import type { Config, ServerConfig } from "../config/load.js";
 import { errorMessage } from "../errors.js";
+import type { Clock } from "../health/clock.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
 import {
@@ -61,6 +62,8 @@ export interface RegistryOptions {
   /** Injectable connector: tests supply in-memory factories. */
   factoryFor?: (server: ServerConfig) => ClientFactory;
   now?: () => number;
+  /** Time for the pools' spare shrink (tests inject a fake clock). */
+  clock?: Clock;
 }
 
 type ChangeListener = (server: string) => void;
@@ -97,6 +100,7 @@ export class Registry {
   private closed = false;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly clock: Clock | undefined;
   private readonly factoryFor: (server: ServerConfig) => ClientFactory;
 
   constructor(
@@ -105,6 +109,7 @@ export class Registry {
   ) {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
+    this.clock = options.clock;
     this.factoryFor =
       options.factoryFor ??
       ((s: ServerConfig) =>
@@ -135,6 +140,7 @@ export class Registry {
     if (!this.pools.has(print)) {
       const pool = new SessionPool(this.factoryFor(server), {
         ...server.session,
+        ...(this.clock && { clock: this.clock }),
         logger: this.log.child(server.name),
         onSession: (session) => this.watch(print, session),
       });
