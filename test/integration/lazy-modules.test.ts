@@ -18,6 +18,7 @@ import {
   stop,
   tempDir,
   text,
+  untilStarted,
   writeConfig,
 } from "../helpers/proxy.js";
 
@@ -79,6 +80,28 @@ describe("modules loaded per mode", () => {
     // The trace works: it saw the stdio server being loaded.
     expect(modules.some((m) => m.endsWith("/dist/server/stdio.js"))).toBe(true);
     expect(httpOnly(modules)).toEqual([]);
+  });
+
+  it("stdio loads no ajv before a call needs it", async () => {
+    const { config, trace, env } = setup();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCPX, config, "--log-level", "warn"],
+      env,
+      stderr: "pipe",
+    });
+    const client = newClient("legacy");
+    await client.connect(transport);
+    const pid = transport.pid!;
+    try {
+      await untilStarted(client);
+    } finally {
+      await client.close();
+      await eventually(() => !isAlive(pid), 10_000, "mcpx to exit");
+    }
+    const modules = traced(trace);
+    expect(modules.some((m) => m.endsWith("/dist/executor/validate.js"))).toBe(true);
+    expect(modules.filter((m) => /\/node_modules\/ajv(-formats)?\//.test(m))).toEqual([]);
   });
 
   it("HTTP mode does load them (the check above can fail)", async () => {
