@@ -4,9 +4,10 @@
  * own. Both arms of each comparison run in one process tree, interleaved call by call (latency)
  * or round by round (throughput), so both see the same machine.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { descendants } from "../test/helpers/proxy.js";
 import { percentile, table, type BenchSection } from "./report.js";
 import {
   ECHO_SERVER,
@@ -72,34 +73,65 @@ async function overheads(transport: string, direct: Arm, mcpx: Arm): Promise<Ove
   return rows;
 }
 
-/** All clients call back to back, PER_CLIENT calls each; calls per second of wall time. */
-async function burst(arms: Arm[]): Promise<number> {
+/** CPU time (user + system) a process has used, in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** One burst: calls per second, and CPU ms per call of the clients (this process) and of `pids`. */
+interface Burst {
+  rate: number;
+  cpu: number[];
+}
+
+/** All clients call back to back, PER_CLIENT calls each. */
+async function burst(arms: Arm[], pids: number[]): Promise<Burst> {
+  const own = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const before = [own(), ...pids.map(cpuMs)];
   const t0 = performance.now();
   await Promise.all(
     arms.map(async (a) => {
       for (let i = 0; i < PER_CLIENT; i++) await a.call();
     }),
   );
-  return (arms.length * PER_CLIENT) / ((performance.now() - t0) / 1000);
+  const calls = arms.length * PER_CLIENT;
+  const rate = calls / ((performance.now() - t0) / 1000);
+  const after = [own(), ...pids.map(cpuMs)];
+  return { rate, cpu: after.map((v, i) => (v - before[i]!) / calls) };
 }
 
-async function throughput(directUrl: string, mcpxUrl: string): Promise<[number[], number[]]> {
-  const direct = await Promise.all(
-    Array.from({ length: CLIENTS }, () => httpArm(directUrl, false)),
-  );
-  const mcpx = await Promise.all(Array.from({ length: CLIENTS }, () => httpArm(mcpxUrl, true)));
+interface Throughput {
+  direct: Burst[];
+  mcpx: Burst[];
+}
+
+async function throughput(
+  direct: { url: string; pid: number },
+  mcpx: { url: string; pid: number },
+): Promise<Throughput> {
+  const arms = [
+    await Promise.all(Array.from({ length: CLIENTS }, () => httpArm(direct.url, false))),
+    await Promise.all(Array.from({ length: CLIENTS }, () => httpArm(mcpx.url, true))),
+  ];
+  // The servers of each arm: the echo server; mcpx and the echo server under it.
+  const pids = [[direct.pid], [mcpx.pid, ...descendants(mcpx.pid)]];
   try {
-    await burst(direct);
-    await burst(mcpx);
-    const rates: [number[], number[]] = [[], []];
+    for (const k of [0, 1]) await burst(arms[k]!, pids[k]!);
+    const out: Throughput = { direct: [], mcpx: [] };
     for (let r = 0; r < ROUNDS; r++) {
       // Alternate the order of the arms from round to round.
-      for (const k of r % 2 === 0 ? [0, 1] : [1, 0])
-        rates[k]!.push(await burst([direct, mcpx][k]!));
+      for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
+        const b = await burst(arms[k]!, pids[k]!);
+        (k === 0 ? out.direct : out.mcpx).push(b);
+      }
     }
-    return rates;
+    return out;
   } finally {
-    await Promise.all([...direct, ...mcpx].map((a) => a.close()));
+    await Promise.all(arms.flat().map((a) => a.close()));
   }
 }
 
@@ -130,12 +162,12 @@ export async function runSpeedBench(): Promise<BenchSection> {
         httpMcpx.close(),
       ]);
     }
-    const [direct, mcpx] = await throughput(echoHttp.url, mcpxHttp.url);
+    const tp = await throughput(echoHttp, mcpxHttp);
     load.push(os.loadavg()[0] ?? Number.NaN);
     return {
       id: "speed",
       title: "Speed",
-      markdown: render(rows, direct, mcpx, performance.now() - started, load),
+      markdown: render(rows, tp, performance.now() - started, load),
     };
   } finally {
     await Promise.all([echoHttp.stop(), mcpxHttp.stop()]);
@@ -143,14 +175,16 @@ export async function runSpeedBench(): Promise<BenchSection> {
   }
 }
 
-function render(
-  rows: Overhead[],
-  direct: number[],
-  mcpx: number[],
-  elapsedMs: number,
-  load: number[],
-): string {
+function render(rows: Overhead[], tp: Throughput, elapsedMs: number, load: number[]): string {
+  const direct = tp.direct.map((b) => b.rate);
+  const mcpx = tp.mcpx.map((b) => b.rate);
   const ratio = p50(mcpx) / p50(direct);
+  const cpu = (bursts: Burst[], i: number) => f2(p50(bursts.map((b) => b.cpu[i]!)));
+  const total = (bursts: Burst[]) => p50(bursts.map((b) => b.cpu.reduce((a, c) => a + c, 0)));
+  const cpuRows = [
+    ["direct", cpu(tp.direct, 0), cpu(tp.direct, 1), "—", "—", f2(total(tp.direct))],
+    ["mcpx", cpu(tp.mcpx, 0), "—", cpu(tp.mcpx, 1), cpu(tp.mcpx, 2), f2(total(tp.mcpx))],
+  ];
   const summary = [
     ...rows.map((r) => {
       const over = r.mcpx - r.direct;
@@ -191,5 +225,19 @@ function render(
     table(["metric", "value", "target", "status"], summary, ["left", "right", "left", "left"]),
     "",
     table(["round", "direct calls/s", "mcpx calls/s", "mcpx / direct"], rounds),
+    "",
+    "Where the CPU goes in the throughput rounds: CPU ms per call (user + system, from /proc; " +
+      "median over the rounds) of the 32 clients (this bench process) and of each server process.",
+    "",
+    table(
+      ["arm", "clients", "echo server, HTTP", "mcpx, HTTP", "echo server, stdio under mcpx", "all"],
+      cpuRows,
+    ),
+    "",
+    `With every core busy, calls/s follow the CPU a call costs in all processes: ` +
+      `direct / mcpx = ${(total(tp.direct) / total(tp.mcpx)).toFixed(2)} here. The mcpx arm runs ` +
+      "the same clients, an HTTP server (mcpx) and the echo server behind it; the direct arm the clients " +
+      "and one HTTP server. For 80 %, mcpx + its upstream may use at most the echo HTTP server's CPU " +
+      "plus a quarter of the direct arm's total.",
   ].join("\n");
 }
