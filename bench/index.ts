@@ -13,6 +13,7 @@ import { runCodeModeBench } from "./codemode.js";
 import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency.js";
 import { runSandboxBench } from "./sandbox.js";
+import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens.js";
@@ -22,6 +23,7 @@ import { ROOT } from "./upstreams.js";
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
+  speed: runSpeedBench,
   eras: runErasBench,
   startup: runStartupBench,
   memory: runMemoryBench,

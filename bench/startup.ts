@@ -3,8 +3,8 @@
  * catalog (tools/list whose describe description marks no server as still starting), with the
  * example upstreams, with one upstream that needs 5 s to start, and with 16 upstreams.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -14,6 +14,8 @@ import { npmServer, replayServer, ROOT, type StdioSpec } from "./upstreams.js";
 const MCPX = path.join(ROOT, "dist/index.js");
 const RUNS = 5;
 const SLOW_MS = 5_000;
+/** Quiet time after the catalog is complete before mcpx's idle RSS is read. */
+const IDLE_MS = 2_000;
 
 interface Case {
   name: string;
@@ -47,8 +49,23 @@ function cases(dir: string): Case[] {
   ];
 }
 
-/** One cold start: ms to the initialize answer, and ms until no server shows [starting]. */
-async function coldStart(configFile: string): Promise<{ initialize: number; catalog: number }> {
+/** VmRSS of a process in MB, from /proc (NaN where there is none). */
+function rssMb(pid: number | null): number {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * One cold start: ms to the initialize answer, ms until no server shows [starting], and mcpx's
+ * RSS once it idled IDLE_MS after that.
+ */
+async function coldStart(
+  configFile: string,
+): Promise<{ initialize: number; catalog: number; rss: number }> {
   const started = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -65,7 +82,9 @@ async function coldStart(configFile: string): Promise<{ initialize: number; cata
       if (!description.includes("[starting]")) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    return { initialize, catalog: performance.now() - started };
+    const catalog = performance.now() - started;
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    return { initialize, catalog, rss: rssMb(transport.pid) };
   } finally {
     await client.close();
     // The client's close ends mcpx's stdin; mcpx then stops every upstream and exits.
@@ -101,15 +120,18 @@ export async function runStartupBench(): Promise<BenchSection> {
         `${median(runs.map((r) => r.initialize)).toFixed(0)} ms`,
         `${Math.max(...runs.map((r) => r.initialize)).toFixed(0)} ms`,
         `${median(runs.map((r) => r.catalog)).toFixed(0)} ms`,
+        `${median(runs.map((r) => r.rss)).toFixed(1)} MB`,
       ]);
     }
     const markdown = [
       `Cold starts of \`node dist/index.js <config>\` over stdio, ${RUNS} runs per case (\`npm run bench -- startup\`). ` +
         "**initialize**: spawn until the answer to `initialize`; **catalog**: spawn until `tools/list` " +
         "shows no server still starting. mcpx answers `initialize` before any upstream has started; " +
-        "late servers arrive through `notifications/tools/list_changed`.",
+        "late servers arrive through `notifications/tools/list_changed`. **RSS idle**: mcpx's VmRSS " +
+        `${IDLE_MS / 1000} s after its catalog was complete (upstream processes not included). ` +
+        `1-minute load average at the start: ${os.loadavg()[0]?.toFixed(2)} (${os.cpus().length} cores).`,
       "",
-      table(["case", "initialize p50", "initialize max", "catalog p50"], rows),
+      table(["case", "initialize p50", "initialize max", "catalog p50", "RSS idle p50"], rows),
     ].join("\n");
     return { id: "startup", title: "Start-up", markdown };
   } finally {

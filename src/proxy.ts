@@ -51,6 +51,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const registry = new Registry(config, {
     logger,
     tracker,
+    ...(options.clock && { clock: options.clock }),
     ...(options.factoryFor && { factoryFor: options.factoryFor }),
   });
   const monitor = new HealthMonitor(registry, config.health, {

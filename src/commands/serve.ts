@@ -10,7 +10,7 @@ import { errorMessage } from "../errors.js";
 import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
-import { exposure, serveHttp } from "../server/http.js";
+import { exposure } from "../server/http-security.js";
 import { serveStdio } from "../server/stdio.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
 
@@ -153,6 +153,9 @@ async function start(
     logger.info("serving MCP on stdio");
     return () => stdio.close();
   }
+  // Express, the dashboard and the HTTP transports load only when serving HTTP: stdio
+  // answers `initialize` sooner and idles smaller without them.
+  const { serveHttp } = await import("../server/http.js");
   const http = await serveHttp(proxy.context, {
     host: cli.host,
     port: cli.port,

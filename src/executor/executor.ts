@@ -115,7 +115,8 @@ interface CallEnd {
  * server and the next step; nothing here throws to the caller.
  */
 export class Executor {
-  private readonly validator = new ArgumentValidator();
+  /** Built at the first call that needs it: ajv stays unloaded until then (start-up, idle memory). */
+  private validator: ArgumentValidator | undefined;
   private readonly log: Logger;
   private readonly shaper: ResultShaper;
   /** Calls and reads under way, each with the controller that cancels it. */
@@ -296,6 +297,7 @@ export class Executor {
     if ("error" in args)
       return { ...refused(`${args.error}\n${signatureLines(server.name, tool)}`), target };
     if (args.fromString) options.notes.push("arguments from a JSON string");
+    this.validator ??= new ArgumentValidator();
     const check = this.validator.validate(tool.inputSchema, args.value);
     if (!check.ok) {
       const problems = check.problems.map((p) => `- ${p}`).join("\n");

@@ -1,12 +1,22 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
 import { suggestName } from "../config/suggest.js";
 import type { JsonSchema } from "../types.js";
 
-// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void;
+/**
+ * ajv and ajv-formats (CommonJS), required when the first validator is built rather than
+ * imported with this module: a proxy that has not validated a call yet never loads them.
+ */
+function loadAjv() {
+  const require = createRequire(import.meta.url);
+  return {
+    Ajv: (require("ajv") as { Ajv: typeof Ajv }).Ajv,
+    Ajv2020: (require("ajv/dist/2020.js") as { Ajv2020: typeof Ajv2020 }).Ajv2020,
+    addFormats: require("ajv-formats") as (ajv: Ajv | Ajv2020) => void,
+  };
+}
 
 export type Validation = { ok: true } | { ok: false; problems: string[] };
 
@@ -40,24 +50,20 @@ interface Compiled {
 export class ArgumentValidator {
   // verbose: errors carry the schema they failed, so an unknown property can be matched
   // against the properties that schema declares.
-  private readonly draft7 = new Ajv({
-    allErrors: true,
-    strict: false,
-    validateFormats: true,
-    verbose: true,
-  });
-  private readonly draft2020 = new Ajv2020({
-    allErrors: true,
-    strict: false,
-    validateFormats: true,
-    verbose: true,
-  });
+  private readonly draft7: Ajv;
+  private readonly draft2020: Ajv2020;
   /** Schema object → its validator: skips serializing a schema already seen. */
   private readonly byObject = new WeakMap<JsonSchema, Compiled>();
   /** Schema content → its validator, bounded. */
   private readonly byContent: LRUCache<string, Compiled>;
 
   constructor(options: ArgumentValidatorOptions = {}) {
+    const { Ajv, Ajv2020, addFormats } = loadAjv();
+    // verbose: errors carry the schema they failed, so an unknown property can be matched
+    // against the properties that schema declares.
+    const settings = { allErrors: true, strict: false, validateFormats: true, verbose: true };
+    this.draft7 = new Ajv(settings);
+    this.draft2020 = new Ajv2020(settings);
     addFormats(this.draft7);
     addFormats(this.draft2020);
     this.byContent = new LRUCache({

@@ -3,6 +3,8 @@ import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
 import type { ClientFactory, UpstreamSession } from "./connection.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
+import { SpareTarget } from "./spares.js";
+import { systemClock, type Clock } from "../health/clock.js";
 
 /**
  * How calls to one upstream map onto sessions (SessionPolicy, from the config):
@@ -15,12 +17,20 @@ import { ListWatch, type WatchSession } from "./listwatch.js";
 
 export interface PoolOptions {
   policy: SessionPolicy;
-  /** isolated: initialized spare sessions kept ready, so a call skips spawn + initialize. */
+  /**
+   * isolated: initialized spare sessions kept ready, so a call skips spawn + initialize. A call
+   * that finds none ready grows the spares by one, up to `maxSessions`.
+   */
   prewarm: number;
-  /** isolated: concurrent calls; caller: concurrent caller sessions. Further calls queue. */
+  /** isolated: concurrent calls (and spares a burst grows to); caller: concurrent caller sessions. Further calls queue. */
   maxSessions: number;
-  /** caller: close a caller's session after this long without calls. */
+  /**
+   * caller: close a caller's session after this long without calls. isolated: spares a burst
+   * added close after this long without another call finding none ready.
+   */
   idleTimeoutMs: number;
+  /** Time for the spares' shrink (tests inject a fake clock). */
+  clock?: Clock;
   logger: Logger;
   /** Sees every session the pool opens before anyone uses it (e.g. to hear list_changed). */
   onSession?: (session: UpstreamSession) => void;
@@ -104,12 +114,21 @@ export class SessionPool {
   private readonly listWatch: ListWatch;
   /** The era of the last session opened (undefined before the first). */
   private lastEra: UpstreamSession["era"] | undefined;
+  /** isolated: how many spares to keep, grown by bursts and shrunk when they pass. */
+  private readonly spareTarget: SpareTarget;
 
   constructor(
     private readonly factory: ClientFactory,
     private readonly options: PoolOptions,
   ) {
     this.listWatch = new ListWatch(() => this.watchSession(), { logger: options.logger });
+    this.spareTarget = new SpareTarget({
+      min: options.prewarm,
+      max: Math.max(options.prewarm, options.maxSessions),
+      idleMs: options.idleTimeoutMs,
+      clock: options.clock ?? systemClock,
+      onShrink: () => this.trimSpares(),
+    });
   }
 
   get policy(): SessionPolicy {
@@ -207,7 +226,7 @@ export class SessionPool {
         !session.stateless &&
         !session.closed &&
         !this.closed &&
-        this.spares.length < this.options.prewarm
+        this.spares.length < this.spareTarget.value
       ) {
         const back = Promise.resolve(session);
         this.ready.add(back);
@@ -266,6 +285,7 @@ export class SessionPool {
   /** Close every session this pool opened: spares, leased, shared, per caller. */
   async close(): Promise<void> {
     this.closedBecause ??= "closed";
+    this.spareTarget.stop();
     for (const w of this.waiters.splice(0)) w.reject(this.closedError());
     await this.listWatch.stop();
     // Sessions still starting are torn down now (their processes killed), not left to finish.
@@ -294,6 +314,8 @@ export class SessionPool {
     });
     let session: UpstreamSession;
     try {
+      // A call that finds no spare ready is a burst the spares did not cover: keep one more.
+      if (!this.spares.some((p) => this.ready.has(p))) this.spareTarget.missed();
       // No refill here: spawning the replacement while this call runs would compete with it for
       // the CPU (measured: a 2x slower call on 2 cores). It starts after release instead.
       session = await this.takeSpareOrOpen();
@@ -326,15 +348,31 @@ export class SessionPool {
 
   private refill(): void {
     if (this.options.policy !== "isolated" || this.stateless) return;
-    while (!this.closed && this.spares.length < this.options.prewarm) {
+    while (!this.closed && this.spares.length < this.spareTarget.value) {
       const p = this.openSession();
       p.then(
-        () => this.ready.add(p),
+        () => {
+          this.ready.add(p);
+          // The burst that asked for it passed while it started: it is surplus now.
+          if (this.spares.length > this.spareTarget.value) this.trimSpares();
+        },
         // A failing spare is reported by the call that takes it; here it must not go unhandled.
         (err: unknown) => this.options.logger.debug(`spare session failed: ${errorMessage(err)}`),
       );
       this.spares.push(p);
     }
+  }
+
+  /** Close the ready spares beyond the target (the burst that grew it has passed). */
+  private trimSpares(): void {
+    const surplus = this.spares.length - this.spareTarget.value;
+    if (surplus <= 0 || this.closed) return;
+    // Ready ones only: a spare still starting is left to finish and serve the next call.
+    const extra = new Set(this.spares.filter((p) => this.ready.has(p)).slice(0, surplus));
+    const kept = this.spares.filter((p) => !extra.has(p));
+    this.spares.length = 0;
+    this.spares.push(...kept);
+    for (const p of extra) void p.then((session) => this.dispose(session));
   }
 
   // ---- shared ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import type { Config, ServerConfig } from "../config/load.js";
 import { errorMessage } from "../errors.js";
+import type { Clock } from "../health/clock.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
 import {
@@ -62,6 +63,8 @@ export interface RegistryOptions {
   /** Injectable connector: tests supply in-memory factories. */
   factoryFor?: (server: ServerConfig) => ClientFactory;
   now?: () => number;
+  /** Time for the pools' spare shrink (tests inject a fake clock). */
+  clock?: Clock;
 }
 
 type ChangeListener = (server: string) => void;
@@ -98,6 +101,7 @@ export class Registry {
   private closed = false;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly clock: Clock | undefined;
   private readonly factoryFor: (server: ServerConfig) => ClientFactory;
   /** Sessions whose upstream hears a client's roots/list_changed (see asker.ts). */
   private readonly relayHub = new RelayHub();
@@ -108,6 +112,7 @@ export class Registry {
   ) {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
+    this.clock = options.clock;
     this.factoryFor =
       options.factoryFor ??
       ((s: ServerConfig) =>
@@ -139,6 +144,7 @@ export class Registry {
     if (!this.pools.has(print)) {
       const pool = new SessionPool(this.factoryFor(server), {
         ...server.session,
+        ...(this.clock && { clock: this.clock }),
         logger: this.log.child(server.name),
         onSession: (session) => this.watch(print, session),
       });

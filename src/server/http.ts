@@ -99,9 +99,10 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   app.use(originValidation(allowed));
   app.use(express.json({ limit: BODY_LIMIT }));
   app.get("/healthz", healthz(ctx, tokens));
+  // MCP first: its requests never walk through the dashboard's routes.
+  app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
   // The web dashboard: `/`, `/assets/*`, `/api/*` (src/dashboard/), same checks as /mcp above.
   const dashboard = mountDashboard(app, ctx, { tokens });
-  app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
   app.use(errorRoute(ctx));
 
   const { server, port, portChanged } = await listen(app, options).catch((err: unknown) => {

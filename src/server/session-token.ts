@@ -4,6 +4,7 @@
  * absolute expiry, so no replica keeps a session table another one would need to consult.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import type { Config } from "../config/load.js";
 
 /** What a legacy session carries from its initialize to every later request. */
@@ -27,8 +28,14 @@ type SignedClaims = SessionClaims & { n: string };
 /** Capabilities bigger than this are not carried (mcpx asks clients for nothing): headers stay small. */
 const MAX_CAPABILITIES_CHARS = 2_000;
 
+/** Session ids whose signature was checked, kept so a session's every request skips the HMAC. */
+const VERIFIED_IDS = 1_024;
+
 /** Signs and verifies session ids with one key. */
 export class SessionTokens {
+  /** Genuine ids seen lately and their claims: the same string always verifies the same way. */
+  private readonly verified = new LRUCache<string, SessionClaims>({ max: VERIFIED_IDS });
+
   constructor(private readonly key: Buffer) {}
 
   sign(claims: SessionClaims): string {
@@ -40,6 +47,15 @@ export class SessionTokens {
 
   /** The claims of a genuine, unexpired id; undefined for anything else. */
   verify(token: string, now: number): SessionClaims | undefined {
+    const known = this.verified.get(token);
+    if (known) return known.exp > now ? known : undefined;
+    const claims = this.check(token);
+    if (claims) this.verified.set(token, claims);
+    return claims && claims.exp > now ? claims : undefined;
+  }
+
+  /** The claims of a genuinely signed id, expired or not. */
+  private check(token: string): SessionClaims | undefined {
     const dot = token.indexOf(".");
     if (dot <= 0) return undefined;
     const body = token.slice(0, dot);
@@ -53,7 +69,7 @@ export class SessionTokens {
     } catch {
       return undefined;
     }
-    return isClaims(claims) && claims.exp > now ? claims : undefined;
+    return isClaims(claims) ? claims : undefined;
   }
 
   private mac(body: string): Buffer {

@@ -1,4 +1,5 @@
 /** In-process upstreams and proxies: the SDK's linked in-memory transports, no processes. */
+import type { Clock } from "../../src/health/clock.js";
 import { InMemoryTransport as DownstreamPair, type Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -32,11 +33,12 @@ export function quietLogger(lines: string[] = []): Logger {
  */
 export function memoryProxy(
   upstreams: Record<string, () => McpServer>,
-  options: { config?: Config; logger?: Logger } = {},
+  options: { config?: Config; logger?: Logger; clock?: Clock } = {},
 ): Proxy {
   const config = options.config ?? memoryConfig(Object.keys(upstreams));
   return createProxy(config, {
     logger: options.logger ?? quietLogger(),
+    ...(options.clock && { clock: options.clock }),
     factoryFor: (server) => async () => {
       const make = upstreams[server.name];
       if (!make) throw new Error(`no in-memory upstream ${server.name}`);

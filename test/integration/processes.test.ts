@@ -14,7 +14,14 @@ describe("process hygiene", () => {
   it("is back to the pre-warm count after 200 isolated calls, and at zero after shutdown", async () => {
     const file = writeConfig({
       mcpServers: {
-        f: { ...fixtureServer("faulty.mjs"), session: "isolated", prewarm: 2, maxSessions: 8 },
+        // The bursts grow the spares up to maxSessions; idleTimeout shrinks them back.
+        f: {
+          ...fixtureServer("faulty.mjs"),
+          session: "isolated",
+          prewarm: 2,
+          maxSessions: 8,
+          idleTimeout: 1_000,
+        },
       },
     });
     const proxy = await startHttp(file);
@@ -32,7 +39,7 @@ describe("process hygiene", () => {
       await eventually(
         () => descendants(proxy.pid).length === 2,
         20_000,
-        "used sessions to be closed",
+        "used sessions and the burst's spares to be closed",
       );
       const left = descendants(proxy.pid);
       proxy.child.kill("SIGTERM");

@@ -65,6 +65,8 @@ describe("isolated sessions", () => {
     const upstream = build({ session: "isolated", prewarm: 1 });
     await proxy!.start();
     expect(text(await call("set", { value: "secret" }))).toBe("ok");
+    // Its spare back first: a call that found none ready would grow the spares (pool-spares.test.ts).
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.spares).toBe(1);
     // A fresh session: the value set by the previous call is not there.
     expect(text(await call("get"))).toMatch(/^\d+:$/);
     // The replacement spare starts after the call is released, off the response path.

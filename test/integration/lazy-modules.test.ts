@@ -1,0 +1,119 @@
+/**
+ * Each mode loads only what it serves with: over stdio mcpx never loads express, the dashboard
+ * or the HTTP transports (they cost start-up time and idle memory). Which modules a process
+ * resolved is read from a preload that records them (test/fixtures/preload/module-trace.mjs).
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { describe, expect, it } from "vitest";
+import {
+  eventually,
+  isAlive,
+  newClient,
+  npmServer,
+  ROOT,
+  MCPX,
+  stop,
+  tempDir,
+  text,
+  untilStarted,
+  writeConfig,
+} from "../helpers/proxy.js";
+
+const TRACE = path.join(ROOT, "test/fixtures/preload/module-trace.mjs");
+/** Modules only HTTP serving needs. */
+const HTTP_ONLY = [
+  /\/node_modules\/express\//,
+  /\/node_modules\/@modelcontextprotocol\/node\//,
+  /\/node_modules\/hono\//,
+  /\/dist\/dashboard\//,
+  /\/dist\/server\/http\.js$/,
+];
+
+function traced(file: string): string[] {
+  return readFileSync(file, "utf8").split("\n").filter(Boolean);
+}
+
+const httpOnly = (modules: string[]) => modules.filter((m) => HTTP_ONLY.some((re) => re.test(m)));
+
+function setup() {
+  const dir = tempDir();
+  const config = writeConfig(
+    { mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") } },
+    dir,
+  );
+  const trace = path.join(dir, "modules.txt");
+  const env = {
+    PATH: process.env.PATH ?? "",
+    NODE_OPTIONS: `--import ${TRACE}`,
+    MCPX_TRACE_MODULES: trace,
+    MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),
+  };
+  return { config, trace, env };
+}
+
+describe("modules loaded per mode", () => {
+  it("stdio never loads express, the dashboard or the HTTP transports, even after a call", async () => {
+    const { config, trace, env } = setup();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCPX, config, "--log-level", "warn"],
+      env,
+      stderr: "pipe",
+    });
+    const client = newClient("legacy");
+    await client.connect(transport);
+    const pid = transport.pid!;
+    try {
+      const result = await client.callTool({
+        name: "call",
+        arguments: { method: "memory.read_graph", arguments: {} },
+      });
+      expect(text(result)).toContain("entities");
+    } finally {
+      await client.close();
+      await eventually(() => !isAlive(pid), 10_000, "mcpx to exit");
+    }
+    const modules = traced(trace);
+    // The trace works: it saw the stdio server being loaded.
+    expect(modules.some((m) => m.endsWith("/dist/server/stdio.js"))).toBe(true);
+    expect(httpOnly(modules)).toEqual([]);
+  });
+
+  it("stdio loads no ajv before a call needs it", async () => {
+    const { config, trace, env } = setup();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCPX, config, "--log-level", "warn"],
+      env,
+      stderr: "pipe",
+    });
+    const client = newClient("legacy");
+    await client.connect(transport);
+    const pid = transport.pid!;
+    try {
+      await untilStarted(client);
+    } finally {
+      await client.close();
+      await eventually(() => !isAlive(pid), 10_000, "mcpx to exit");
+    }
+    const modules = traced(trace);
+    expect(modules.some((m) => m.endsWith("/dist/executor/validate.js"))).toBe(true);
+    expect(modules.filter((m) => /\/node_modules\/ajv(-formats)?\//.test(m))).toEqual([]);
+  });
+
+  it("HTTP mode does load them (the check above can fail)", async () => {
+    const { config, trace, env } = setup();
+    const child = spawn(process.execPath, [MCPX, config, "--port", "0"], {
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
+    await stop(child);
+    expect(httpOnly(traced(trace)).length).toBeGreaterThan(0);
+  });
+});
