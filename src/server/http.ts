@@ -11,6 +11,8 @@ import express, { type NextFunction, type Request, type Response } from "express
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
+import { nestsDeeper } from "../json.js";
+import { LIMITS, megabytes } from "../limits.js";
 import type { ProxyContext } from "./context.js";
 import { LegacyEndpoint, rpcError } from "./http-legacy.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -61,9 +63,6 @@ const MAX_SESSIONS = 10_000;
 
 export { allowedHostnames, exposure, isLoopback } from "./http-security.js";
 
-/** Tool arguments can carry whole files (filesystem write_file): allow more than express's 100 kB. */
-const BODY_LIMIT = "32mb";
-
 /** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
 const ROUTES = ["/mcp", "/mcp/:caller"];
 
@@ -96,7 +95,9 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     if (hostValid(req, res)) next();
   });
   app.use(originValidation(allowed));
-  app.use(express.json({ limit: BODY_LIMIT }));
+  // Tool arguments can carry whole files (filesystem write_file): more than express's 100 kB.
+  app.use(express.json({ limit: LIMITS.httpBodyBytes }));
+  app.use(rejectDeepBodies);
   app.get("/healthz", healthz(ctx, tokens));
   app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
   app.use(errorRoute(ctx));
@@ -255,7 +256,12 @@ function errorRoute(ctx: ProxyContext) {
     if (type === "entity.parse.failed")
       jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
     else if (type === "entity.too.large")
-      jsonRpcError(res, 413, -32600, `Request too large (limit ${BODY_LIMIT}).`);
+      jsonRpcError(
+        res,
+        413,
+        -32600,
+        `Request too large: the body may be at most ${megabytes(LIMITS.httpBodyBytes)}. Send large content as a file the upstream can read.`,
+      );
     else {
       ctx.logger.error(
         `HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`,
@@ -263,6 +269,23 @@ function errorRoute(ctx: ProxyContext) {
       jsonRpcError(res, 500, -32603, "Internal error");
     }
   };
+}
+
+/**
+ * A body nested deeper than any MCP message needs is refused before anything walks it: the
+ * SDK's validation recurses, and a few thousand levels would overflow its stack.
+ */
+function rejectDeepBodies(req: Request, res: Response, next: NextFunction): void {
+  if (!nestsDeeper(req.body, LIMITS.messageDepth)) {
+    next();
+    return;
+  }
+  jsonRpcError(
+    res,
+    400,
+    -32600,
+    `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`,
+  );
 }
 
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */

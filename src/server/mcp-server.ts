@@ -19,6 +19,7 @@ import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
 import type { Era, MetaTool, ProxyContext, RequestContext } from "./context.js";
+import { inputProblem } from "./input-limits.js";
 import { registerCompletionHandler } from "./handlers/completion.js";
 import type { HandlerEnv } from "./handlers/env.js";
 import { PageCursors } from "./handlers/pages.js";
@@ -188,6 +189,10 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         `Unknown tool "${request.params.name}": mcpx offers describe, call and resources.`,
       );
     }
+    const args = request.params.arguments ?? {};
+    // Held to the limits before anything walks them (validation, logging, the upstream).
+    const problem = inputProblem(tool.name, args);
+    if (problem) return { content: [{ type: "text", text: problem }], isError: true };
     const caller = callerOf(req);
     const context = requestContext(ctx, req, {
       era: options.era,
@@ -198,7 +203,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     });
     let result;
     try {
-      result = await tool.handle(request.params.arguments ?? {}, ctx, context);
+      result = await tool.handle(args, ctx, context);
     } catch (err) {
       // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
       ctx.logger.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
