@@ -13,7 +13,7 @@ import { decodeSparse } from "../src/compression/sparse.js";
 import { ResultStore } from "../src/executor/results.js";
 import { ResultShaper } from "../src/executor/shape.js";
 import type { ToolResult } from "../src/types.js";
-import { BEFORE_DEFS } from "../test/fixtures/meta-tools-before.js";
+import { BEFORE_CODE_MODE, BEFORE_DEFS } from "../test/fixtures/meta-tools-before.js";
 import { SHAPES } from "../test/fixtures/results/shapes.js";
 import { definitionTokens, tokens } from "./count.js";
 import { BEFORE_OK, FIXABLE, runFixable, runSlips, SLIPS } from "./first-call.js";
@@ -46,7 +46,10 @@ export async function measureBudget(input: BudgetInput): Promise<Budget> {
   const selects = await measureSelect(input.rows);
   const init = await Promise.all(
     [input.small, input.all].map(async (p) => {
-      const now = (await p.client.listTools()).tools;
+      // Measured before code mode grew call and describe (bench/codemode.ts counts that).
+      const now = (await p.client.listTools()).tools.map(
+        (t) => ({ ...t, ...(BEFORE_CODE_MODE[t.name] ?? {}) }) as Tool,
+      );
       const before = now.map((t) => ({ ...t, ...(BEFORE_DEFS[t.name] ?? {}) }) as Tool);
       return { before: definitionTokens(before), after: definitionTokens(now) };
     }),

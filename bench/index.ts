@@ -7,6 +7,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
+import { runDashboardBench } from "./dashboard.js";
+import { runCodeModeBench } from "./codemode.js";
 import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency.js";
 import { runSandboxBench } from "./sandbox.js";
@@ -23,6 +25,8 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   startup: runStartupBench,
   memory: runMemoryBench,
   sandbox: runSandboxBench,
+  dashboard: runDashboardBench,
+  codemode: runCodeModeBench,
 };
 
 async function main(): Promise<void> {

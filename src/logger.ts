@@ -8,6 +8,19 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
+/** One line as written, handed to taps: already redacted. */
+export interface LogLine {
+  /** ms since epoch. */
+  time: number;
+  level: Exclude<LogLevel, "silent">;
+  /** The child logger's tag: an upstream's name, `health`, `memory/…`; none for mcpx itself. */
+  tag?: string;
+  /** The message and its fields, redacted, without time, level or tag. */
+  text: string;
+  /** The call's caller, when the line is about one call (so a page can show each caller its own). */
+  caller?: string;
+}
+
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -19,6 +32,12 @@ export interface Logger {
   addSecrets(values: Iterable<string>): void;
   /** `text` with every registered secret replaced by `***` (for errors shown outside logs). */
   redact(text: string): string;
+  /**
+   * Also hand every line written from now on (at the logger's level) to `listener`, synchronously;
+   * returns how to stop. The logger keeps nothing for taps: a listener bounds what it keeps, and
+   * what it logs itself while handling a line is not tapped again.
+   */
+  tap(listener: (line: LogLine) => void): () => void;
 }
 
 export interface LoggerOptions {
@@ -59,6 +78,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? "info";
   const write = options.write ?? stderrSink();
   const secrets = new Set<string>();
+  const taps = new Set<(line: LogLine) => void>();
+  let tapping = false;
 
   // Longest first, so a secret that contains another is hidden whole; each also in its
   // JSON-escaped form, since fields are serialized before redaction.
@@ -76,9 +97,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       fields?: Record<string, unknown>,
     ) => {
       if (RANK[lvl] < RANK[level]) return;
-      let line = `${new Date().toISOString()} ${lvl.toUpperCase()} ${tag ? `[${tag}] ` : ""}${msg}`;
-      if (fields && Object.keys(fields).length > 0) line += ` ${safeJson(fields)}`;
+      const time = Date.now();
+      const body = fields && Object.keys(fields).length > 0 ? `${msg} ${safeJson(fields)}` : msg;
+      const line = `${new Date(time).toISOString()} ${lvl.toUpperCase()} ${tag ? `[${tag}] ` : ""}${body}`;
       write(redact(line) + "\n");
+      if (taps.size > 0 && !tapping) {
+        tapping = true;
+        const caller = fields?.caller;
+        const tapped: LogLine = {
+          time,
+          level: lvl,
+          ...(tag !== undefined && { tag }),
+          text: redact(body),
+          ...(typeof caller === "string" && { caller }),
+        };
+        try {
+          for (const t of taps) t(tapped);
+        } catch {
+          // A tap's failure must not break logging, nor the code that logged.
+        } finally {
+          tapping = false;
+        }
+      }
     };
     return {
       debug: (m, f) => emit("debug", m, f),
@@ -87,6 +127,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       error: (m, f) => emit("error", m, f),
       child: (t) => make(tag ? `${tag}/${t}` : t),
       redact,
+      tap: (listener) => {
+        taps.add(listener);
+        return () => taps.delete(listener);
+      },
       addSecrets: (values) => {
         for (const v of values) {
           if (v.length < MIN_SECRET_LENGTH) continue;

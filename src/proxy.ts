@@ -12,6 +12,8 @@ import { ChildTracker } from "./registry/transport.js";
 import type { Clock } from "./health/clock.js";
 import { HealthMonitor } from "./health/monitor.js";
 import { CatalogViews } from "./registry/view.js";
+import { createSandbox } from "./sandbox/index.js";
+import { errorMessage } from "./errors.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 
@@ -54,9 +56,12 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(options.clock && { clock: options.clock }),
   });
   const clock = options.clock;
+  // Code mode's engine: no worker thread starts until the first script.
+  const sandbox = createSandbox({ logger: logger.child("sandbox") });
   const executor = new Executor(registry, {
     logger,
     compression: config.compression.results,
+    sandbox,
     // Kept results age on the same clock as health checks, so tests can expire them.
     ...(clock && { now: () => clock.now() }),
   });
@@ -102,8 +107,14 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.
       monitor.stop();
-      // The watchdog goes last: it guards the upstreams until they are closed.
-      closing ??= registry.close().finally(() => tracker.close());
+      // Scripts still running (drain cancelled them) end with their worker threads, before the
+      // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
+      // until they are closed.
+      closing ??= sandbox
+        .close()
+        .catch((err: unknown) => logger.warn(`sandbox did not close: ${errorMessage(err)}`))
+        .then(() => registry.close())
+        .finally(() => tracker.close());
       return closing;
     },
     killNow: () => tracker.killAll("SIGKILL"),

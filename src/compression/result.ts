@@ -12,16 +12,31 @@ import { encodeSparse } from "./sparse.js";
  * blocks, `structuredContent`, `isError` and any other field are kept. The input is not mutated;
  * when nothing changes the same object is returned.
  */
-export function compressResult(result: ToolResult, mode: ResultMode): ToolResult {
+export function compressResult(
+  result: ToolResult,
+  mode: ResultMode,
+  tally?: CompressionTally,
+): ToolResult {
   if (mode === "off" || !Array.isArray(result.content)) return result;
   let changed = false;
   const content = result.content.map((block) => {
-    const text = reencode(block, mode);
+    const text = reencode(block, mode, tally);
     if (text === undefined || text === block.text) return block;
     changed = true;
     return { ...block, text };
   });
   return changed ? { ...result, content } : result;
+}
+
+/**
+ * What re-encoding saved, summed over JSON blocks: how many were encoded as TOON or a sparse
+ * table, and their estimated tokens as compact JSON and as sent. Measured where the encoding is
+ * chosen, from the estimates that choice computes anyway (no second pass on the call path).
+ */
+export interface CompressionTally {
+  blocks: number;
+  jsonTokens: number;
+  sentTokens: number;
 }
 
 /** Scripts written without spaces, where o200k spends about a token per character. */
@@ -62,10 +77,14 @@ export function estimateTokens(text: string): number {
 /** TOON or a sparse table is chosen only when estimated at most this fraction of compact JSON. */
 const TOON_MARGIN = 0.92;
 
-function reencode(block: ContentBlock, mode: Exclude<ResultMode, "off">): string | undefined {
+function reencode(
+  block: ContentBlock,
+  mode: Exclude<ResultMode, "off">,
+  tally: CompressionTally | undefined,
+): string | undefined {
   if (block.type !== "text" || typeof block.text !== "string") return undefined;
   const json = jsonOfText(block.text);
-  return json && encodeJson(json, mode);
+  return json && encodeJson(json, mode, tally);
 }
 
 /** A text block's JSON: its parsed value and its trimmed text. */
@@ -99,25 +118,50 @@ export function jsonOfText(text: string): JsonText | undefined {
  * The cheapest faithful text for JSON: compact JSON, TOON or a sparse table in "auto" mode, one
  * of them when forced. `text` is the JSON as received, used when re-serializing would change it.
  */
-export function encodeJson(json: JsonText, mode: Exclude<ResultMode, "off">): string {
+export function encodeJson(
+  json: JsonText,
+  mode: Exclude<ResultMode, "off">,
+  tally?: CompressionTally,
+): string {
   // JSON.parse rounds integers past 2^53 (snowflake IDs); re-serialising would change them, so
   // such text is only minified, token by token.
   if (hasUnsafeInteger(json.value)) return minifyJson(json.text);
-  return encodeValue(json.value, mode);
+  return encodeValue(json.value, mode, tally);
 }
 
-/** {@link encodeJson} for a value that came parsed (structuredContent, a selection, a page). */
-export function encodeValue(value: unknown, mode: Exclude<ResultMode, "off">): string {
+/**
+ * {@link encodeJson} for a value that came parsed (structuredContent, a selection, a page).
+ * `tally`, when given, adds what a TOON or sparse encoding saved against compact JSON.
+ */
+export function encodeValue(
+  value: unknown,
+  mode: Exclude<ResultMode, "off">,
+  tally?: CompressionTally,
+): string {
   const json = JSON.stringify(value);
   if (mode === "json") return json;
   const toon = encodeToon(value);
-  if (mode === "toon") return toon;
+  if (mode === "toon") {
+    if (tally) count(tally, estimateTokens(json), estimateTokens(toon));
+    return toon;
+  }
   const sparse = encodeSparse(value);
-  const best =
-    sparse !== undefined && estimateTokens(sparse) < estimateTokens(toon) ? sparse : toon;
+  const toonTokens = estimateTokens(toon);
+  const sparseTokens = sparse === undefined ? Infinity : estimateTokens(sparse);
+  const [best, bestTokens] =
+    sparseTokens < toonTokens ? [sparse!, sparseTokens] : [toon, toonTokens];
+  const jsonTokens = estimateTokens(json);
   // The estimate can be a few percent off on deep, irregular trees (TOON's indentation), and a
   // wrong pick would break "never bigger than compact JSON": the pick must win by a clear margin.
-  return estimateTokens(best) <= TOON_MARGIN * estimateTokens(json) ? best : json;
+  if (bestTokens > TOON_MARGIN * jsonTokens) return json;
+  if (tally) count(tally, jsonTokens, bestTokens);
+  return best;
+}
+
+function count(tally: CompressionTally, jsonTokens: number, sentTokens: number): void {
+  tally.blocks += 1;
+  tally.jsonTokens += jsonTokens;
+  tally.sentTokens += sentTokens;
 }
 
 /** True when `value` holds an integer JSON.parse could not represent exactly. */

@@ -5,7 +5,13 @@
  */
 import { expandVars, MissingVariableError } from "./expand.js";
 import { check, isObject, type Findings } from "./issues.js";
-import { authSchema, callersSchema, profileSchema, profilesSchema } from "./schema.js";
+import {
+  authSchema,
+  callersSchema,
+  codeModeLimitsSchema,
+  profileSchema,
+  profilesSchema,
+} from "./schema.js";
 import { suggest } from "./suggest.js";
 import { DEFAULT_PROFILE, type Config, type Env, type Profile } from "./types.js";
 
@@ -22,8 +28,9 @@ export function parseAccess(
   serverNames: readonly string[],
   env: Env,
   found: Findings,
+  untrusted = false,
 ): Pick<Config, "profiles" | "callers" | "auth"> {
-  const profiles = parseProfiles(raw.profiles, serverNames, found);
+  const profiles = parseProfiles(raw.profiles, serverNames, found, untrusted);
   // A caller mapped to a profile with problems is not reported twice: every declared name counts.
   // When `profiles` itself is broken, which names exist is unknown: callers are not cross-checked.
   const profileNames =
@@ -45,6 +52,7 @@ function parseProfiles(
   raw: unknown,
   serverNames: readonly string[],
   found: Findings,
+  untrusted: boolean,
 ): Record<string, Profile> {
   if (raw === undefined) {
     return {
@@ -53,6 +61,7 @@ function parseProfiles(
         servers: ["*"],
         tools: { deny: [] },
         readOnly: false,
+        ...(untrusted && { codeMode: false as const }),
       },
     };
   }
@@ -60,7 +69,7 @@ function parseProfiles(
   if (!entries) return {};
   const profiles: Record<string, Profile> = {};
   for (const [name, entry] of Object.entries(entries)) {
-    const profile = parseProfile(name, entry, serverNames, found);
+    const profile = parseProfile(name, entry, serverNames, found, untrusted);
     if (profile) profiles[name] = profile;
   }
   if (!(DEFAULT_PROFILE in entries)) {
@@ -76,6 +85,7 @@ function parseProfile(
   raw: unknown,
   serverNames: readonly string[],
   found: Findings,
+  untrusted: boolean,
 ): Profile | undefined {
   const at = `profiles.${name}`;
   const p = check(profileSchema, raw, ["profiles", name], found.problems);
@@ -105,6 +115,7 @@ function parseProfile(
       });
     }
   }
+  const codeMode = parseCodeMode(p.codeMode, name, found, untrusted);
   return {
     name,
     servers: p.servers,
@@ -113,7 +124,38 @@ function parseProfile(
     ...(p.prompts && {
       prompts: { ...(p.prompts.allow && { allow: p.prompts.allow }), deny: p.prompts.deny ?? [] },
     }),
+    ...(codeMode !== undefined && { codeMode }),
   };
+}
+
+/**
+ * `codeMode`: true (the default), false, or an object of limits. Scripts run inside mcpx, so a
+ * config that may not be the user's cannot turn them on: its profiles get `false`.
+ */
+function parseCodeMode(
+  raw: unknown,
+  profile: string,
+  found: Findings,
+  untrusted: boolean,
+): Profile["codeMode"] {
+  const at = `profiles.${profile}.codeMode`;
+  if (untrusted) {
+    if (raw !== undefined && raw !== false) {
+      found.problems.push(
+        `${at}: refused: an untrusted config may not enable code mode (scripts run inside mcpx). Remove it, or run without --untrusted.`,
+      );
+    }
+    return false;
+  }
+  if (raw === undefined || raw === true) return undefined;
+  if (raw === false) return false;
+  if (!isObject(raw)) {
+    found.problems.push(
+      `${at}: must be true, false, or an object of limits like { "timeMs": 10000, "calls": 20 }.`,
+    );
+    return undefined;
+  }
+  return check(codeModeLimitsSchema, raw, ["profiles", profile, "codeMode"], found.problems);
 }
 
 function parseCallers(

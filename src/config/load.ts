@@ -21,6 +21,7 @@ import { ConfigError, DEFAULTS, type Config, type Env } from "./types.js";
 export { ConfigError, DEFAULT_PROFILE, DEFAULTS } from "./types.js";
 export type {
   AuthConfig,
+  CodeModeLimits,
   Config,
   Env,
   HealthSettings,
@@ -121,7 +122,7 @@ export function parseConfig(
     env,
     found,
   );
-  const access = parseAccess(raw, Object.keys(entries), env, found);
+  const access = parseAccess(raw, Object.keys(entries), env, found, untrusted);
   if (untrusted && settings?.log) {
     found.problems.push(
       "log: refused: an untrusted config may not choose files mcpx writes. Remove it, or run without --untrusted.",
@@ -182,7 +183,13 @@ function fromSettings(
   file: string,
 ): Pick<
   Config,
-  "discoveryTimeoutMs" | "compression" | "health" | "log" | "shutdownGraceMs" | "pageSize"
+  | "discoveryTimeoutMs"
+  | "compression"
+  | "health"
+  | "log"
+  | "shutdownGraceMs"
+  | "pageSize"
+  | "resultBudget"
 > {
   return {
     discoveryTimeoutMs: s.discoveryTimeout ?? DEFAULTS.discoveryTimeoutMs,
@@ -206,5 +213,6 @@ function fromSettings(
     }),
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
     pageSize: s.pageSize ?? DEFAULTS.pageSize,
+    resultBudget: s.resultBudget ?? DEFAULTS.resultBudget,
   };
 }

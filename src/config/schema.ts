@@ -172,9 +172,38 @@ export const profileSchema = z.strictObject(
     prompts: profileToolsSchema.optional(),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
     readOnly: z.boolean().optional(),
+    /** `call({ script })`: true, false, or limits (codeModeLimitsSchema), checked in access.ts. */
+    codeMode: z.unknown().optional(),
   },
   { error: notAnObject('must be an object like { "servers": ["*"] }') },
 );
+
+const MIB = 1024 * 1024;
+const bytes = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/**
+ * A profile's code-mode limits. Bounds match what the sandbox accepts (src/sandbox/limits.ts;
+ * a test checks both agree); maxima beyond it keep one script from claiming the machine.
+ */
+export const codeModeLimitsSchema = z.strictObject({
+  /** Wall time of one script, inner calls included (ms). */
+  timeMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600 * 1000)
+    .optional(),
+  /** Memory of one script's QuickJS runtime (bytes). */
+  memoryBytes: bytes(MIB, 1024 * MIB).optional(),
+  /** QuickJS stack (bytes). */
+  stackBytes: bytes(64 * 1024, 4 * MIB).optional(),
+  /** Inner calls one script may make. */
+  calls: z.number().int().min(0).max(10_000).optional(),
+  /** The returned value as JSON (bytes). */
+  resultBytes: bytes(1, 64 * MIB).optional(),
+  /** Everything one script logs (bytes). */
+  logBytes: bytes(0, 16 * MIB).optional(),
+});
 
 /** Profile name → profile; each profile is checked on its own (access.ts). */
 export const profilesSchema = z.record(z.string(), z.unknown());

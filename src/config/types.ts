@@ -57,6 +57,23 @@ export interface Profile {
   readOnly: boolean;
   /** `server.prompt` patterns with `*`, as `tools`; absent: every prompt of the profile's servers. */
   prompts?: { allow?: string[]; deny: string[] };
+
+  /**
+   * Code mode (`call({ script })`): `false` turns it off; an object holds limits for the
+   * profile's scripts (each missing one takes the sandbox's default, src/sandbox/limits.ts).
+   * Absent: on with every default, except in an untrusted config, where it is always `false`.
+   */
+  codeMode?: false | CodeModeLimits;
+}
+
+/** Limits of one profile's scripts, named as the sandbox names them (see src/sandbox/limits.ts). */
+export interface CodeModeLimits {
+  timeMs?: number;
+  memoryBytes?: number;
+  stackBytes?: number;
+  calls?: number;
+  resultBytes?: number;
+  logBytes?: number;
 }
 
 /** Bearer tokens accepted over HTTP, each fixing its caller. */
@@ -101,6 +118,8 @@ export interface Config {
   log?: LogFileSettings;
   /** ms in-flight calls get to finish at shutdown. */
   shutdownGraceMs: number;
+  /** The top-level result budget (servers may set their own); a script's value is held to it. */
+  resultBudget: number;
   /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
   warnings: string[];
   /** Values that must never be logged: env values, header values, auth tokens. */

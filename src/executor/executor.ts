@@ -1,4 +1,6 @@
-import type { ResultCompression } from "../config/load.js";
+import { randomUUID } from "node:crypto";
+import { DEFAULTS, type ResultCompression } from "../config/load.js";
+import type { CompressionTally } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -13,13 +15,22 @@ import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
+import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
+import { CallEvents } from "./events.js";
 import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
 import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
 import { ResultShaper } from "./shape.js";
+import {
+  codeModeOff,
+  runScript,
+  scriptLog,
+  type ScriptHost,
+  type ScriptOptions,
+} from "./script.js";
 import { ArgumentValidator } from "./validate.js";
 
 /** What the downstream request brings to a call: who asks, cancellation and progress. */
@@ -40,6 +51,13 @@ export interface CallContext {
    * request names a level: without this one, debug is asked for and `onLog` filters.
    */
   logLevel?: LogLevel;
+  /** The call this one runs inside (a code-mode script), named in call events. */
+  parentId?: number;
+  /**
+   * Set on the inner calls of a script: the id its own log line carries. Such a call is still
+   * taken while mcpx drains, since the script that makes it was accepted before.
+   */
+  parentCallId?: string;
 }
 
 export interface ExecutorOptions {
@@ -49,6 +67,8 @@ export interface ExecutorOptions {
   resultStore?: Partial<ResultStoreLimits>;
   /** The clock result ages are measured on (tests inject one). */
   now?: () => number;
+  /** Code mode's sandbox; without one, `script()` answers that code mode is off. */
+  sandbox?: Sandbox;
 }
 
 /** What a `call` asks beyond the tool and its arguments. */
@@ -57,6 +77,11 @@ export interface CallOptions {
   select?: string;
   /** How the call's input was read (see normalize.ts), returned in the answer's `_meta`. */
   notes?: readonly string[];
+  /**
+   * The upstream's result as it came: no select, budget or encoding. A script's inner calls
+   * take it, so the script sees whole values; its own value is shaped instead.
+   */
+  raw?: boolean;
 }
 
 /**
@@ -71,6 +96,7 @@ interface CallEnd {
   outcome: CallOutcome;
   error?: string;
   target?: { server: string; tool: string };
+  compression?: CompressionTally;
 }
 
 /**
@@ -85,6 +111,8 @@ export class Executor {
   /** Calls and reads under way, each with the controller that cancels it. */
   private readonly inflight = new Map<Promise<unknown>, AbortController>();
   private accepting = true;
+  /** Started and ended calls (caller, tool, duration, outcome; never arguments), for dashboards. */
+  readonly events = new CallEvents();
 
   constructor(
     private readonly registry: Registry,
@@ -104,26 +132,71 @@ export class Executor {
     ctx: CallContext = {},
     options: CallOptions = {},
   ): Promise<ToolResult> {
-    if (!this.accepting) return textResult(SHUTTING_DOWN, true);
+    if (!this.accepting && ctx.parentCallId === undefined) return textResult(SHUTTING_DOWN, true);
     const started = performance.now();
+    const event = this.events.start(ref, ctx.caller ?? "default", ctx.parentId);
     const notes = [...(options.notes ?? [])];
-    const { result, outcome, error, target } = await this.track(ctx, (signal) =>
+    const { result, outcome, error, target, compression } = await this.track(ctx, (signal) =>
       this.run(ref, rawArgs, { ...ctx, signal }, { ...options, notes }),
     );
+    const durationMs = performance.now() - started;
+    this.events.end(event, {
+      durationMs,
+      outcome,
+      ...(target && { target }),
+      ...(compression && { compression }),
+    });
     const parsed = target ?? parseToolRef(ref);
     this.log.info(
-      `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${(performance.now() - started).toFixed(1)} ms`,
+      `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${durationMs.toFixed(1)} ms`,
       {
         caller: ctx.caller ?? "default",
         server: parsed?.server ?? null,
         tool: parsed?.tool ?? ref,
         outcome,
+        ...(ctx.parentCallId !== undefined && { parent: ctx.parentCallId }),
         ...(error !== undefined && { error }),
       },
     );
-    if (notes.length === 0) return result;
+    if (notes.length === 0 || options.raw === true) return result;
     // In _meta, not the text: the model's answer stays the tool's own.
     return { ...result, _meta: { ...result._meta, "mcpx/normalized": notes } };
+  }
+
+  /**
+   * Code mode: run `source` in the sandbox over the caller's view. Each inner call is a call()
+   * with this context (so the same profile, validation, policies, timeouts and logging apply)
+   * plus `parentCallId`; cancelling this call cancels the script and so its inner calls. The
+   * script's value is shaped like any result: select, encoding, the top-level budget.
+   */
+  async script(source: string, ctx: CallContext, options: ScriptOptions): Promise<ToolResult> {
+    const sandbox = this.options.sandbox;
+    if (!sandbox) return textResult(codeModeOff(options.limitSetting), true);
+    if (!this.accepting) return textResult(SHUTTING_DOWN, true);
+    const id = randomUUID();
+    const started = performance.now();
+    // The dashboard shows the script as a call and its inner calls under it (parentId).
+    const event = this.events.start("script", ctx.caller ?? "default", ctx.parentId);
+    const compression: CompressionTally = { blocks: 0, jsonTokens: 0, sentTokens: 0 };
+    const host: ScriptHost = {
+      sandbox,
+      call: (ref, args, inner) =>
+        this.call(ref, args, { ...inner, ...(event && { parentId: event.id }) }, { raw: true }),
+      shape: (result, req) => this.shaper.shape(result, { ...req, compression }),
+      budget: options.budget ?? DEFAULTS.resultBudget,
+      untilStarted: (name, catalog, signal) => this.untilStarted(name, catalog, signal),
+    };
+    const end = await this.track(ctx, (signal) =>
+      runScript(host, source, { ...ctx, signal, catalog: ctx.view ?? this.registry }, id, options),
+    );
+    this.events.end(event, {
+      durationMs: performance.now() - started,
+      outcome: end.outcome,
+      compression,
+    });
+    const { message, fields } = scriptLog(id, ctx.caller ?? "default", end, started);
+    this.log.info(message, fields);
+    return end.result;
   }
 
   /**
@@ -224,7 +297,7 @@ export class Executor {
         target,
       };
     }
-    return { ...(await this.forward(server, tool, args.value, ctx, options.select)), target };
+    return { ...(await this.forward(server, tool, args.value, ctx, options)), target };
   }
 
   /** Run a resolved, validated call on an upstream session and shape what it answers. */
@@ -233,7 +306,7 @@ export class Executor {
     tool: ToolDef,
     args: Record<string, unknown>,
     ctx: CallContext,
-    select: string | undefined,
+    { select, raw }: CallOptions,
   ): Promise<CallEnd> {
     const timeoutMs = server.config.timeoutMs;
     const acquired = await this.lease(server, `${server.name}.${tool.name}`, ctx);
@@ -243,6 +316,7 @@ export class Executor {
     }
     const { lease } = acquired;
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
+    const compression: CompressionTally = { blocks: 0, jsonTokens: 0, sentTokens: 0 };
     try {
       const result = await lease.session.callTool(tool.name, args, {
         timeoutMs,
@@ -251,13 +325,17 @@ export class Executor {
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
       });
       return {
-        result: this.shaper.shape(result, {
-          source: `${server.name}.${tool.name}`,
-          budget: server.config.resultBudget,
-          caller: ctx.caller ?? "default",
-          ...(select !== undefined && { select }),
-        }),
+        result: raw
+          ? result
+          : this.shaper.shape(result, {
+              source: `${server.name}.${tool.name}`,
+              budget: server.config.resultBudget,
+              caller: ctx.caller ?? "default",
+              ...(select !== undefined && { select }),
+              compression,
+            }),
         outcome: result.isError === true ? "isError" : "ok",
+        compression,
       };
     } catch (err) {
       if (ctx.signal?.aborted) {

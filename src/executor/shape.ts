@@ -14,7 +14,13 @@ import {
   type EncodeMode,
   type Pageable,
 } from "../compression/budget.js";
-import { compressResult, encodeJson, encodeValue, estimateTokens } from "../compression/result.js";
+import {
+  compressResult,
+  encodeJson,
+  encodeValue,
+  estimateTokens,
+  type CompressionTally,
+} from "../compression/result.js";
 import { applySelect, selectedNothing, shapeOf } from "../compression/select.js";
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
 import { counted, partsOf, repeated, type Part } from "./parts.js";
@@ -30,6 +36,8 @@ export interface ShapeRequest {
   caller: string;
   /** A JMESPath expression to apply first. */
   select?: string;
+  /** Adds what re-encoding saved (blocks sent as TOON or sparse tables instead of JSON). */
+  compression?: CompressionTally;
 }
 
 /**
@@ -180,7 +188,7 @@ export class ResultShaper {
     // Far too large to fit whatever the encoding: skip encoding it whole, cut it at once.
     if (textChars(result.content) + structuredChars > HUGE * req.budget)
       return this.cut(result, partsOf(result), [], req);
-    const compressed = compressResult(result, this.mode);
+    const compressed = compressResult(result, this.mode, req.compression);
     const texts = compressed.content.map((b) => (typeof b.text === "string" ? b.text : ""));
     const chars = textChars(compressed.content) + structuredChars;
     // A token is at least a character: most results need no estimate at all.

@@ -178,6 +178,7 @@ export class CatalogViews {
   private readonly listeners = new Set<() => void>();
   /** Clashes already logged: each is said once, not once per view rebuilt. */
   private readonly clashes = new Set<string>();
+  private readonly callerListeners = new Set<(caller: string) => void>();
 
   constructor(
     private readonly source: ViewSource,
@@ -206,8 +207,9 @@ export class CatalogViews {
     return profileFor(this.access, caller);
   }
 
-  /** The view of `caller`'s profile. */
+  /** The view of `caller`'s profile (a request of `caller` is being answered). */
   forCaller(caller: string): CatalogView {
+    for (const l of this.callerListeners) l(caller);
     const profile = this.profileFor(caller);
     let view = this.views.get(profile.name);
     if (view?.profile !== profile) {
@@ -227,6 +229,12 @@ export class CatalogViews {
     if (this.clashes.has(message)) return;
     this.clashes.add(message);
     this.options.onClash?.(message);
+  }
+
+  /** Called with the caller of every request a view is made for (who is connected, for dashboards). */
+  onCaller(listener: (caller: string) => void): () => void {
+    this.callerListeners.add(listener);
+    return () => this.callerListeners.delete(listener);
   }
 
   private invalidate(): void {

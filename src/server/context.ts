@@ -46,7 +46,8 @@ export interface MetaTool {
   name: string;
   /** Descriptions may depend on the caller's catalog (describe carries it). */
   description(view: CatalogView): string;
-  inputSchema: JsonSchema;
+  /** A function when it depends on the caller's profile (call's `script` under code mode). */
+  inputSchema: JsonSchema | ((view: CatalogView) => JsonSchema);
   annotations?: ToolAnnotations;
   handle(
     args: Record<string, unknown>,

@@ -76,12 +76,16 @@ export class TokenTable {
   private readonly digests = new WeakMap<AuthConfig, { digest: Buffer; caller: string }[]>();
 
   callerOf(auth: AuthConfig, token: string): string | undefined {
+    return this.callerOfDigest(auth, sha256(token));
+  }
+
+  /** {@link callerOf} for a token known only by its sha256 digest (a dashboard's cookie session). */
+  callerOfDigest(auth: AuthConfig, presented: Buffer): string | undefined {
     let table = this.digests.get(auth);
     if (!table) {
       table = [...auth.tokens].map(([t, caller]) => ({ digest: sha256(t), caller }));
       this.digests.set(auth, table);
     }
-    const presented = sha256(token);
     let found: string | undefined;
     for (const entry of table) {
       if (timingSafeEqual(entry.digest, presented)) found ??= entry.caller;
@@ -90,7 +94,8 @@ export class TokenTable {
   }
 }
 
-function sha256(text: string): Buffer {
+/** The sha256 digest of a token: what may be kept of it. */
+export function sha256(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 

@@ -9,6 +9,7 @@ import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
+import { mountDashboard } from "../dashboard/index.js";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import { nestsDeeper } from "../json.js";
@@ -99,10 +100,15 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   app.use(express.json({ limit: LIMITS.httpBodyBytes }));
   app.use(rejectDeepBodies);
   app.get("/healthz", healthz(ctx, tokens));
+  // The web dashboard: `/`, `/assets/*`, `/api/*` (src/dashboard/), same checks as /mcp above.
+  const dashboard = mountDashboard(app, ctx, { tokens });
   app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
   app.use(errorRoute(ctx));
 
-  const { server, port, portChanged } = await listen(app, options);
+  const { server, port, portChanged } = await listen(app, options).catch((err: unknown) => {
+    dashboard.close();
+    throw err;
+  });
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/mcp`;
   return {
     url,
@@ -115,6 +121,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       // Stop accepting first, then end every stream: 2026-07-28 listeners get the graceful
       // end of their subscription. Connections that do not finish soon are cut.
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
+      dashboard.close();
       legacy.close();
       await modern.close();
       let timer: NodeJS.Timeout | undefined;

@@ -60,7 +60,9 @@ export function listMetaTools(view: CatalogView): Tool[] {
   return META_TOOLS.map((t) => ({
     name: t.name,
     description: t.description(view),
-    inputSchema: t.inputSchema as Tool["inputSchema"],
+    inputSchema: (typeof t.inputSchema === "function"
+      ? t.inputSchema(view)
+      : t.inputSchema) as Tool["inputSchema"],
     ...(t.annotations && { annotations: t.annotations }),
   }));
 }

@@ -152,6 +152,11 @@ describe("the packed tarball, installed into an empty folder", () => {
     expect(example.servers.length).toBeGreaterThan(0);
   });
 
+  it("ships the dashboard page, built by npm run build", () => {
+    for (const file of ["index.html", "app.js", "app.css"])
+      expect(existsSync(path.join(pkg, "dist/web", file))).toBe(true);
+  });
+
   it("installs into a client's file (fake HOME) an entry that starts the installed mcpx, and uninstalls", async () => {
     const ws = workspace();
     const file = ws.place("claude_desktop_config.json");

@@ -320,7 +320,9 @@ describe("close", () => {
     expect(out).toMatchObject({ ok: false, error: { kind: "cancelled" } });
     expect(!out.ok && out.error.message).toMatch(/shutting down its sandbox/);
     expect(pool.stats()).toEqual({ workers: 0, busy: 0, queued: 0 });
-    if (before !== undefined) await expect.poll(threadCount).toBe(before);
+    // At most as many as before: the file's shared sandbox may end an idle worker meanwhile (its
+    // idleMs is 30 s, which a slow run of this file passes), never this pool's three.
+    if (before !== undefined) await expect.poll(threadCount).toBeLessThanOrEqual(before);
     expect(await pool.run("return 1;", host.options())).toMatchObject({
       ok: false,
       error: { kind: "cancelled" },

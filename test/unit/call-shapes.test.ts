@@ -9,9 +9,10 @@ import { z } from "zod";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { suggestName } from "../../src/config/suggest.js";
 import { normalizeCallInput } from "../../src/executor/normalize.js";
-import { callTool } from "../../src/server/tools/call.js";
-import { resourcesTool } from "../../src/server/tools/resources.js";
-import { BEFORE_DEFS } from "../fixtures/meta-tools-before.js";
+import type { Profile } from "../../src/config/load.js";
+import { CatalogView } from "../../src/registry/view.js";
+import { listMetaTools } from "../../src/server/mcp-server.js";
+import { BEFORE_CODE_MODE, BEFORE_DEFS } from "../fixtures/meta-tools-before.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
 import { connectTransport } from "../../src/registry/connection.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -334,21 +335,49 @@ describe("suggestName", () => {
   });
 });
 
+/** A tool's API form as a client lists it, for a view with code mode on. */
+function listed(name: string, view: CatalogView) {
+  const [tool] = listMetaTools(view).filter((t) => t.name === name);
+  if (!tool) throw new Error(`no meta-tool ${name}`);
+  return tool;
+}
+
+const apiForm = (name: string, d: { description?: string; inputSchema: unknown }) =>
+  countTokens(JSON.stringify({ name, description: d.description, inputSchema: d.inputSchema }));
+
 describe("what select and paging cost in tools/list", () => {
   it("the call and resources definitions grow by at most 40 tokens together", () => {
-    const apiForm = (name: string, d: { description: string; inputSchema: unknown }) =>
-      countTokens(JSON.stringify({ name, description: d.description, inputSchema: d.inputSchema }));
-    const now = [callTool, resourcesTool].reduce(
-      (n, t) =>
-        n +
-        apiForm(t.name, {
-          description: t.description(undefined as never),
-          inputSchema: t.inputSchema,
-        }),
-      0,
-    );
+    // call as it was right after select and paging, before code mode grew it.
+    const now =
+      apiForm("call", BEFORE_CODE_MODE.call!) +
+      apiForm("resources", listed("resources", viewWith({})));
     const before = Object.entries(BEFORE_DEFS).reduce((n, [name, d]) => n + apiForm(name, d), 0);
     expect(now - before).toBeGreaterThan(0);
     expect(now - before).toBeLessThanOrEqual(40);
   });
 });
+
+describe("what code mode costs in tools/list", () => {
+  it("call and describe grow by at most 60 tokens together; not at all without code mode", () => {
+    const grown = (view: CatalogView) =>
+      ["call", "describe"].reduce((n, name) => {
+        const now = listed(name, view);
+        const before = BEFORE_CODE_MODE[name]!;
+        return (
+          n +
+          apiForm(name, now) -
+          apiForm(name, { description: before.description ?? now.description, ...before })
+        );
+      }, 0);
+    expect(grown(viewWith({}))).toBeGreaterThan(0);
+    expect(grown(viewWith({}))).toBeLessThanOrEqual(60);
+    // Without code mode, call no longer requires method (a refusal names it): a few tokens less.
+    expect(grown(viewWith({ codeMode: false }))).toBeLessThanOrEqual(0);
+  });
+});
+
+/** A view over an empty catalog whose profile has `extra` settings. */
+function viewWith(extra: Partial<Profile>): CatalogView {
+  const profile: Profile = { name: "p", servers: ["*"], tools: { deny: [] }, readOnly: false };
+  return new CatalogView({ ...profile, ...extra }, { servers: () => [], server: () => undefined });
+}

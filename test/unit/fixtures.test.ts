@@ -151,6 +151,42 @@ describe("replay", () => {
     expect(Object.keys(rows[0] ?? {})).toEqual(["id", "name", "state", "created_at", "score"]);
     expect(JSON.parse(text(result))).toEqual(rows);
   });
+
+  it("answers list_issues and issue_read get from REPLAY_ISSUES issues; other tools still echo", async () => {
+    const client = await connect(stdio("replay.mjs", { REPLAY_ISSUES: "60" }).transport);
+    const all = JSON.parse(
+      text(await client.callTool({ name: "list_issues", arguments: { perPage: 60 } })),
+    ) as { issues: { number: number; state: string; labels: string[]; user: { login: string } }[] };
+    expect(all.issues).toHaveLength(60);
+    const bugs = JSON.parse(
+      text(
+        await client.callTool({
+          name: "list_issues",
+          arguments: { state: "open", labels: ["bug"], perPage: 100, fields: ["number", "user"] },
+        }),
+      ),
+    ) as { issues: { number: number }[]; totalCount: number };
+    const expected = all.issues.filter((i) => i.state === "OPEN" && i.labels.includes("bug"));
+    expect(bugs.issues.map((i) => i.number)).toEqual(expected.map((i) => i.number));
+    expect(Object.keys(bugs.issues[0] ?? {})).toEqual(["number", "user"]);
+    const issue = JSON.parse(
+      text(
+        await client.callTool({
+          name: "issue_read",
+          arguments: { method: "get", owner: "o", repo: "r", issue_number: expected[0]!.number },
+        }),
+      ),
+    ) as { number: number; user: { login: string }; html_url: string };
+    expect(issue.user.login).toBe(expected[0]!.user.login);
+    expect(issue.html_url).toBe(`https://github.com/o/r/issues/${expected[0]!.number}`);
+    const missing = await client.callTool({
+      name: "issue_read",
+      arguments: { method: "get", owner: "o", repo: "r", issue_number: 1 },
+    });
+    expect(missing.isError).toBe(true);
+    const echoed = await client.callTool({ name: "get_me", arguments: {} });
+    expect(JSON.parse(text(echoed))).toEqual({ tool: "get_me", arguments: {} });
+  });
 });
 
 describe("faulty (stdio)", () => {

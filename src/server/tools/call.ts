@@ -1,38 +1,114 @@
+import type { CallContext } from "../../executor/executor.js";
 import { normalizeCallInput } from "../../executor/normalize.js";
-import { textResult, type ToolResult } from "../../types.js";
-import type { MetaTool } from "../context.js";
+import { codeModeOff } from "../../executor/script.js";
+import type { CatalogView } from "../../registry/view.js";
+import { textResult, type JsonSchema, type ToolResult } from "../../types.js";
+import type { MetaTool, ProxyContext, RequestContext } from "../context.js";
+
+const DESCRIPTION =
+  'Run an upstream tool: method is "server.tool" as listed by describe; arguments is an object matching its input schema. select: JMESPath to keep only part of the result.';
+/** Said only to callers whose profile has code mode. */
+const SCRIPT_SENTENCE =
+  " Or script: JS/TS run as an async function body where await servers.<server>.<tool>(args) calls a tool; its return value is the result (describe with api: true shows the API).";
+
+const PROPERTIES = {
+  method: { type: "string", description: '"server.tool"' },
+  arguments: { type: "object", description: "the tool's arguments" },
+  select: { type: "string" },
+};
+
+/** Whether the caller's profile lets it run scripts (the config turned it off, or untrusted). */
+function codeMode(view: CatalogView): boolean {
+  return view.profile.codeMode !== false;
+}
 
 export const callTool: MetaTool = {
   name: "call",
-  description: () =>
-    'Run an upstream tool: method is "server.tool" as listed by describe; arguments is an object matching its input schema. select: JMESPath to keep only part of the result.',
-  inputSchema: {
+  description: (view) => (codeMode(view) ? DESCRIPTION + SCRIPT_SENTENCE : DESCRIPTION),
+  // `method` is not required: a script takes its place, and a missing one is answered by name.
+  inputSchema: (view): JsonSchema => ({
     type: "object",
-    properties: {
-      method: { type: "string", description: '"server.tool"' },
-      arguments: { type: "object", description: "the tool's arguments" },
-      select: { type: "string" },
-    },
-    required: ["method"],
-  },
+    properties: codeMode(view) ? { ...PROPERTIES, script: { type: "string" } } : PROPERTIES,
+  }),
 
   async handle(args, ctx, req): Promise<ToolResult> {
+    if (args.script !== undefined) {
+      if (codeMode(req.view)) return runScript(args, ctx, req);
+      return textResult(codeModeOff(`profiles.${req.view.profile.name}.codeMode`), true);
+    }
     // Shapes models commonly write (tool/name for method, arguments at the top level) are read
     // as meant; what was read differently is noted in the answer's _meta.
     const input = normalizeCallInput(args);
     if ("error" in input) return textResult(input.error, true);
-    return ctx.executor.call(
-      input.method,
-      input.arguments,
-      {
-        caller: req.caller,
-        view: req.view,
-        signal: req.signal,
-        ...(req.sendProgress && { onProgress: req.sendProgress }),
-        ...(req.sendLog && { onLog: req.sendLog }),
-        ...(req.logLevel && { logLevel: req.logLevel }),
-      },
-      { notes: input.notes, ...(input.select !== undefined && { select: input.select }) },
-    );
+    return ctx.executor.call(input.method, input.arguments, callContext(req), {
+      notes: input.notes,
+      ...(input.select !== undefined && { select: input.select }),
+    });
   },
 };
+
+/** The request as the executor sees it. Inner calls of a script inherit all of it. */
+function callContext(req: RequestContext): CallContext {
+  return {
+    caller: req.caller,
+    view: req.view,
+    signal: req.signal,
+    ...(req.sendProgress && { onProgress: req.sendProgress }),
+    ...(req.sendLog && { onLog: req.sendLog }),
+    ...(req.logLevel && { logLevel: req.logLevel }),
+  };
+}
+
+/** A key a model filled in only because the schema lists it: ignored next to a script. */
+function isEmpty(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    value === "" ||
+    (typeof value === "object" && Object.keys(value).length === 0)
+  );
+}
+
+/** Keys `call({ script })` takes. */
+const SCRIPT_KEYS = new Set(["script", "select"]);
+
+/** `call({ script, select? })`: the script runs with the caller's profile and its limits. */
+async function runScript(
+  args: Record<string, unknown>,
+  ctx: ProxyContext,
+  req: RequestContext,
+): Promise<ToolResult> {
+  const script = args.script;
+  if (typeof script !== "string" || script.trim() === "") {
+    return textResult(
+      `"script" must be the script's text, e.g. call({ script: "const r = await servers.github.get_me({}); return r.login;" }).`,
+      true,
+    );
+  }
+  const extra = Object.keys(args).filter((k) => !SCRIPT_KEYS.has(k) && !isEmpty(args[k]));
+  if (extra.length > 0) {
+    const named = extra.map((k) => `"${k}"`).join(", ");
+    const why = extra.some((k) => ["method", "tool", "name"].includes(k))
+      ? "Give either method (one tool) or script (several calls in one), not both."
+      : "A script writes each call's arguments in the call itself: servers.<server>.<tool>({ … }).";
+    return textResult(
+      `call({ script }) takes only script and select; remove ${named}. ${why}`,
+      true,
+    );
+  }
+  const select = args.select;
+  if (select !== undefined && (typeof select !== "string" || select.trim() === "")) {
+    return textResult(
+      `"select" must be a JMESPath expression as a string, e.g. "[].title"; got ${JSON.stringify(select)}.`,
+      true,
+    );
+  }
+  const profile = req.view.profile;
+  const limits = profile.codeMode === false ? undefined : profile.codeMode;
+  return ctx.executor.script(script, callContext(req), {
+    limitSetting: `profiles.${profile.name}.codeMode`,
+    budget: ctx.config.resultBudget,
+    ...(limits && { limits }),
+    ...(typeof select === "string" && { select: select.trim() }),
+  });
+}

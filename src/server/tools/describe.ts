@@ -10,7 +10,10 @@ import {
   schemaTypeName,
 } from "../catalog.js";
 import type { CatalogView } from "../../registry/view.js";
-import type { MetaTool, ProxyContext } from "../context.js";
+import { codeModeOff } from "../../executor/script.js";
+import type { JsonSchema } from "../../types.js";
+import { renderApi, type ApiServer } from "../api.js";
+import type { MetaTool, ProxyContext, RequestContext } from "../context.js";
 
 async function describeOne(
   name: string,
@@ -54,6 +57,42 @@ async function describeOne(
   };
 }
 
+/**
+ * describe({ method, api: true }): the named servers and tools (every server when no method) as
+ * the declaration a script sees. A name that is neither is answered as describeOne answers it.
+ */
+async function describeApi(
+  names: string[] | undefined,
+  ctx: ProxyContext,
+  view: CatalogView,
+  signal?: AbortSignal,
+): Promise<{ text: string; error?: true }> {
+  const groups = new Map<string, ApiServer>();
+  const unknown: string[] = [];
+  for (const name of names ?? view.servers().map((s) => s.name)) {
+    const named = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
+    if (named?.status === "starting")
+      await ctx.registry.started(named.name, signal).catch(() => {});
+    const server = view.server(name);
+    if (server) {
+      groups.set(server.name, { server, tools: server.tools });
+      continue;
+    }
+    const ref = parseToolRef(name);
+    const owner = ref && view.server(ref.server);
+    const tool = owner?.tools.find((t) => t.name === ref?.tool);
+    if (!owner || !tool) {
+      unknown.push((await describeOne(name, ctx, view, signal)).text);
+      continue;
+    }
+    const group = groups.get(owner.name);
+    if (group && !group.full) continue; // the whole server is already there
+    groups.set(owner.name, { server: owner, tools: [...(group?.tools ?? []), tool], full: true });
+  }
+  const parts = groups.size > 0 ? [await renderApi([...groups.values()], ctx.schemas)] : [];
+  return { text: [...parts, ...unknown].join("\n\n"), ...(groups.size === 0 && { error: true }) };
+}
+
 /** How many matches describe({query}) returns. */
 const SEARCH_RESULTS = 10;
 
@@ -69,7 +108,7 @@ function search(query: string, view: CatalogView): string {
 export const describeTool: MetaTool = {
   name: "describe",
   description: (view) => describeDescription(view.servers()),
-  inputSchema: {
+  inputSchema: (view): JsonSchema => ({
     type: "object",
     properties: {
       method: {
@@ -77,15 +116,18 @@ export const describeTool: MetaTool = {
         description: '"server", "server.tool", or an array of them; omit for the whole catalog',
       },
       query: { type: "string", description: "search all tools by what they do" },
+      // Only where call takes a script: the typed API is what scripts are written against.
+      ...(view.profile.codeMode !== false && { api: { type: "boolean" } }),
     },
     additionalProperties: false,
-  },
+  }),
   annotations: { title: "Describe upstream tools", readOnlyHint: true, openWorldHint: false },
 
   async handle(args, ctx, req): Promise<ToolResult> {
     const query = typeof args.query === "string" ? args.query.trim() : "";
     const method = args.method;
     const noMethod = method === undefined || method === null || method === "";
+    if (args.api !== undefined && args.api !== false) return api(args, ctx, req);
     if (query === "" && noMethod) return textResult(renderCatalog(req.view.servers()));
     const parts: { text: string; error?: true }[] = [];
     if (query !== "") parts.push({ text: search(query, req.view) });
@@ -110,3 +152,41 @@ export const describeTool: MetaTool = {
     );
   },
 };
+
+/** describe({ method?, api: true }). */
+async function api(
+  args: Record<string, unknown>,
+  ctx: ProxyContext,
+  req: RequestContext,
+): Promise<ToolResult> {
+  if (req.view.profile.codeMode === false) {
+    return textResult(codeModeOff(`profiles.${req.view.profile.name}.codeMode`), true);
+  }
+  if (args.api !== true) return textResult('"api" must be true or false.', true);
+  if (args.query !== undefined) {
+    return textResult(
+      'api goes with method, not query: describe({ method: "server", api: true }). Search first with describe({ query }).',
+      true,
+    );
+  }
+  const method = args.method;
+  const names =
+    method === undefined || method === null || method === ""
+      ? undefined
+      : Array.isArray(method)
+        ? method
+        : [method];
+  if (names && (names.length === 0 || names.some((n) => typeof n !== "string"))) {
+    return textResult(
+      '"method" must be a string or an array of strings, e.g. "everything" or ["everything.echo"].',
+      true,
+    );
+  }
+  const answer = await describeApi(
+    names?.map((n) => (n as string).trim()),
+    ctx,
+    req.view,
+    req.signal,
+  );
+  return textResult(answer.text, answer.error === true);
+}

@@ -1,0 +1,173 @@
+/**
+ * Who is looking at the dashboard. Without `auth` in the config, only this machine (a loopback
+ * peer address) may, and it sees everything. With `auth`, a bearer token names the caller,
+ * as on /mcp, and the viewer sees only that caller's servers, calls and logs.
+ *
+ * A browser cannot send a bearer header when it opens a page, so a token is exchanged once for
+ * a cookie: posted from the login form (or given as `/?token=…`, which is then cleaned from the
+ * address bar by a redirect). The cookie holds a random session id, never the token; it is
+ * HttpOnly and SameSite=Strict; the server keeps only the token's sha256 digest with the caller
+ * it named, and checks on every request that the current config still gives that digest that
+ * caller (a token removed or remapped by a reload ends its sessions at once). Scripts send
+ * `Authorization: Bearer <token>` on every request instead.
+ */
+import { randomBytes } from "node:crypto";
+import ipaddr from "ipaddr.js";
+import type { Request, Response } from "express";
+import { LRUCache } from "lru-cache";
+import type { ProxyContext } from "../server/context.js";
+import { bearerToken, sha256, type TokenTable } from "../server/http-security.js";
+
+/** Who is asking: `caller` under auth, the machine's own user (sees everything) without. */
+export interface Viewer {
+  caller?: string;
+}
+
+const COOKIE = "mcpx_dashboard";
+const SESSION_MS = 12 * 3600_000;
+const MAX_SESSIONS = 1000;
+
+/** Whether a socket's peer address is this machine. */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  if (address === undefined || !ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.range() === "loopback";
+}
+
+export class DashboardAuth {
+  private readonly sessions = new LRUCache<string, { caller: string; digest: Buffer }>({
+    max: MAX_SESSIONS,
+    ttl: SESSION_MS,
+  });
+
+  constructor(
+    private readonly ctx: ProxyContext,
+    private readonly tokens: TokenTable,
+  ) {}
+
+  /**
+   * The viewer of a request, or undefined when a refusal was sent: 403 for another machine
+   * without auth, 401 (the login form for a page, JSON for the API) without a valid token.
+   */
+  viewer(req: Request, res: Response, page: boolean): Viewer | undefined {
+    const auth = this.ctx.config.auth;
+    if (!auth) {
+      if (isLoopbackPeer(req.socket.remoteAddress)) return {};
+      refuse(
+        res,
+        403,
+        page,
+        'The dashboard is served only to this machine when the config has no "auth". Add "auth" to open it to token holders.',
+      );
+      return undefined;
+    }
+    const token = bearerToken(req);
+    if (token !== undefined) {
+      const caller = token ? this.tokens.callerOf(auth, token) : undefined;
+      if (caller !== undefined) return { caller };
+      res.setHeader("WWW-Authenticate", 'Bearer realm="mcpx", error="invalid_token"');
+      refuse(res, 401, page, "The bearer token is not valid.");
+      return undefined;
+    }
+    const sid = cookieOf(req, COOKIE);
+    const session = sid === undefined ? undefined : this.sessions.get(sid);
+    if (session && this.tokens.callerOfDigest(auth, session.digest) === session.caller)
+      return { caller: session.caller };
+    if (sid !== undefined) this.sessions.delete(sid);
+    res.setHeader("WWW-Authenticate", 'Bearer realm="mcpx"');
+    refuse(res, 401, page, "Sign in with a token from the config's auth.tokens.");
+    return undefined;
+  }
+
+  /**
+   * Exchange a token (the login form's POST, or `/?token=`) for a session cookie, then redirect
+   * to the dashboard's clean address. A wrong token gets the login form again, with 401.
+   */
+  signIn(req: Request, res: Response, token: string | undefined): void {
+    const auth = this.ctx.config.auth;
+    if (!auth) {
+      res.redirect(303, "/");
+      return;
+    }
+    const caller = token ? this.tokens.callerOf(auth, token) : undefined;
+    if (caller === undefined) {
+      refuse(res, 401, true, "That token is not valid. Check auth.tokens in the config.");
+      return;
+    }
+    const sid = randomBytes(32).toString("base64url");
+    this.sessions.set(sid, { caller, digest: sha256(token!) });
+    res.setHeader("Set-Cookie", cookie(req, sid, SESSION_MS / 1000));
+    res.redirect(303, "/");
+  }
+
+  signOut(req: Request, res: Response): void {
+    const sid = cookieOf(req, COOKIE);
+    if (sid !== undefined) this.sessions.delete(sid);
+    res.setHeader("Set-Cookie", cookie(req, "", 0));
+    res.redirect(303, "/");
+  }
+}
+
+/**
+ * HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it), Secure when
+ * the request came over TLS. Path=/ because the dashboard is served at `/`; /mcp ignores it.
+ */
+function cookie(req: Request, value: string, maxAgeSeconds: number): string {
+  return [
+    `${COOKIE}=${value}`,
+    "HttpOnly",
+    "SameSite=Strict",
+    "Path=/",
+    `Max-Age=${maxAgeSeconds}`,
+    ...(req.secure ? ["Secure"] : []),
+  ].join("; ");
+}
+
+function cookieOf(req: Request, name: string): string | undefined {
+  const header = req.header("cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+function refuse(res: Response, status: number, page: boolean, message: string): void {
+  res.status(status);
+  if (!page) {
+    res.json({ error: message });
+    return;
+  }
+  res.type("html").send(loginPage(status, message));
+}
+
+/** The sign-in page: a form that posts the token (so it never lands in the address bar). */
+function loginPage(status: number, message: string): string {
+  const form =
+    status === 401
+      ? `<form method="post" action="/login">
+  <label for="token">Token</label>
+  <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+  <button type="submit">Sign in</button>
+</form>`
+      : "";
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>mcpx dashboard: sign in</title><link rel="stylesheet" href="/assets/app.css"></head>
+<body class="login"><main>
+<h1>mcpx</h1>
+<p role="alert">${escapeHtml(message)}</p>
+${form}
+</main></body></html>`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
+}
