@@ -100,13 +100,15 @@ describe.each(matrix)("first lists over %s, %s client", (_name, era, start) => {
         proxy.client.listPrompts(),
         proxy.client.readResource({ uri: "fixture://info" }),
         proxy.client.getPrompt({ name: "slow__greet", arguments: { name: "Ada" } }),
+        proxy.client.callTool({ name: "resources", arguments: {} }),
       ]);
       release();
-      const [resources, prompts, read, prompt] = await lists;
+      const [resources, prompts, read, prompt, tool] = await lists;
       expect(resources.resources.map((r) => r.uri)).toContain("fixture://info");
       expect(prompts.prompts.map((p) => p.name)).toContain("slow__greet");
       expect(JSON.stringify(read.contents)).toContain("fixture://info");
       expect(JSON.stringify(prompt.messages)).toContain("Ada");
+      expect(text(tool)).toContain("slow\tfixture://info");
     } finally {
       release();
       await proxy.close();
