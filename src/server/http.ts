@@ -269,6 +269,15 @@ function errorRoute(ctx: ProxyContext) {
         -32600,
         `Request too large: the body may be at most ${megabytes(LIMITS.httpBodyBytes)}. Send large content as a file the upstream can read.`,
       );
+    else if (type === "charset.unsupported" || type === "encoding.unsupported")
+      jsonRpcError(
+        res,
+        415,
+        -32600,
+        "Unsupported body encoding: send the JSON-RPC message as UTF-8 JSON (Content-Type: application/json), uncompressed or gzip, deflate or br.",
+      );
+    else if (clientError(err))
+      jsonRpcError(res, 400, -32600, "Bad request: the body could not be read.");
     else {
       ctx.logger.error(
         `HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`,
@@ -276,6 +285,12 @@ function errorRoute(ctx: ProxyContext) {
       jsonRpcError(res, 500, -32603, "Internal error");
     }
   };
+}
+
+/** An error the body parser raised for the request's fault (a 4xx it marks as such). */
+function clientError(err: unknown): boolean {
+  const status = (err as { status?: unknown }).status;
+  return typeof status === "number" && status >= 400 && status < 500;
 }
 
 /**
