@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
+import { nestsDeeper } from "../../json.js";
 import { formatPath, isObject, type KeyPath } from "../issues.js";
 import type { Origin } from "../servers.js";
 import { ConfigError } from "../types.js";
@@ -57,7 +58,7 @@ export function readSource(file: string, options: ReadOptions = {}): Source {
   const abs = path.resolve(file);
   const text = readText(abs);
   const toml = options.format === "codex" || path.extname(abs) === ".toml";
-  const doc = toml ? parseTomlText(abs, text) : parseJsonText(abs, text);
+  const doc = parseNested(abs, () => (toml ? parseTomlText(abs, text) : parseJsonText(abs, text)));
   const format = options.format ?? detect(abs, doc);
   if (format === "mcpx") {
     // mcpx's own files are strict JSON: no comments, no trailing commas.
@@ -222,6 +223,29 @@ function readText(abs: string): string {
 }
 
 /** Client JSON files may have comments and trailing commas (VS Code, Gemini write JSONC). */
+/**
+ * Objects and arrays a config may nest. A real one needs a handful of levels; the parsers and
+ * every check after them recurse, and a hostile file thousands deep would overflow their stack.
+ */
+export const CONFIG_DEPTH = 64;
+
+/** Parse with `parse`; a file nested past CONFIG_DEPTH is a ConfigError, not a stack overflow. */
+function parseNested(abs: string, parse: () => unknown): unknown {
+  const tooDeep = () =>
+    new ConfigError(abs, [
+      `(root): nested more than ${CONFIG_DEPTH} levels deep. A config needs a few; check that this is the file you meant.`,
+    ]);
+  let doc: unknown;
+  try {
+    doc = parse();
+  } catch (err) {
+    if (err instanceof RangeError) throw tooDeep();
+    throw err;
+  }
+  if (nestsDeeper(doc, CONFIG_DEPTH)) throw tooDeep();
+  return doc;
+}
+
 function parseJsonText(abs: string, text: string): unknown {
   const errors: ParseError[] = [];
   const doc: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
