@@ -163,7 +163,8 @@ function assemble(
       report.dropped.push({ name: entry.name, key, why });
       warnings.push(`${at}.${key}: left out (${why}).`);
     }
-    if ("unsupported" in entry.server) {
+    // A client entry that is not an object stays as it is, for parseConfig to report.
+    if (isObject(entry.server) && "unsupported" in entry.server) {
       const why = String(entry.server.unsupported);
       report.unsupported.push({ name: entry.name, why });
       warnings.push(`${at}: not served by mcpx: ${why}.`);
