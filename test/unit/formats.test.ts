@@ -120,6 +120,19 @@ describe("detecting the format", () => {
     expect(p).not.toContain("sk-live");
   });
 
+  // Found by the config fuzz (test/fuzz/config.test.ts): null threw TypeError ("Cannot read
+  // properties of null").
+  it.each(["null", "[]", "3", '"text"'])(
+    "mcpx.json holding %s: a ConfigError asking for an object",
+    (text) => {
+      const file = path.join(tempDir(), "mcpx.json");
+      writeFileSync(file, text);
+      expect(problemsOf(() => loadConfig(file, {}))).toEqual([
+        expect.stringContaining("(root): must be a JSON object"),
+      ]);
+    },
+  );
+
   // Found by the config fuzz (test/fuzz/config.test.ts): a TypeError ("Cannot use 'in'
   // operator") instead of the problem's key path.
   it.each([

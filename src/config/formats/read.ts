@@ -62,7 +62,13 @@ export function readSource(file: string, options: ReadOptions = {}): Source {
   const format = options.format ?? detect(abs, doc);
   if (format === "mcpx") {
     // mcpx's own files are strict JSON: no comments, no trailing commas.
-    return { file: abs, text, format, doc: strictJson(abs, text) };
+    const strict = strictJson(abs, text);
+    if (!isObject(strict)) {
+      throw new ConfigError(abs, [
+        '(root): must be a JSON object like { "mcpServers": { "name": { "command": "..." } } }.',
+      ]);
+    }
+    return { file: abs, text, format, doc: strict };
   }
   if (!isObject(doc)) {
     throw new ConfigError(abs, [`(root): must be an object, as a ${labelOf(format)} file is.`]);
@@ -223,7 +229,6 @@ function readText(abs: string): string {
   }
 }
 
-/** Client JSON files may have comments and trailing commas (VS Code, Gemini write JSONC). */
 /**
  * Objects and arrays a config may nest. A real one needs a handful of levels; the parsers and
  * every check after them recurse, and a hostile file thousands deep would overflow their stack.
@@ -247,6 +252,7 @@ function parseNested(abs: string, parse: () => unknown): unknown {
   return doc;
 }
 
+/** Client JSON files may have comments and trailing commas (VS Code, Gemini write JSONC). */
 function parseJsonText(abs: string, text: string): unknown {
   const errors: ParseError[] = [];
   const doc: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
@@ -259,9 +265,9 @@ function parseJsonText(abs: string, text: string): unknown {
   return doc;
 }
 
-function strictJson(abs: string, text: string): Record<string, unknown> {
+function strictJson(abs: string, text: string): unknown {
   try {
-    return JSON.parse(text) as Record<string, unknown>;
+    return JSON.parse(text) as unknown;
   } catch (err) {
     const position = /position (\d+)/.exec((err as Error).message)?.[1];
     // Only the place: V8's message may quote a snippet of the file, and the file may hold a token.
