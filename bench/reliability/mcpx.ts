@@ -15,7 +15,10 @@ import { ROOT } from "../upstreams.js";
 
 /** `node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio`, offline. */
 export function everything(env: Record<string, string> = {}) {
-  const entry = path.join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+  const entry = path.join(
+    ROOT,
+    "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+  );
   return { command: process.execPath, args: [entry, "stdio"], env };
 }
 
@@ -40,18 +43,18 @@ export async function startHttpMcpx(config: string, args: string[] = []): Promis
     stdio: ["ignore", "ignore", "pipe"],
   });
   let err = "";
-  child.stderr!.on("data", (c: Buffer) => {
+  child.stderr.on("data", (c: Buffer) => {
     err = (err + c.toString()).slice(-64 * 1024);
   });
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
       const m = /mcpx listening on (\S+)/.exec(err);
       if (m?.[1]) {
-        child.stderr!.off("data", onData);
+        child.stderr.off("data", onData);
         resolve(m[1]);
       }
     };
-    child.stderr!.on("data", onData);
+    child.stderr.on("data", onData);
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${err}`)));
   });
   return { child, url, stderr: () => err };
