@@ -19,6 +19,8 @@ const ORDER = [
   "startup",
   "memory",
   "sandbox",
+  "dashboard",
+  "codemode",
   "load",
   "soak",
   "fuzz",
