@@ -4,7 +4,7 @@
  * dispatches it to src/commands/).
  */
 import { Command, CommanderError, Option } from "commander";
-import { FORMAT_IDS, type FormatId } from "./config/formats/read.js";
+import { FORMAT_IDS, type FormatId, type Scope } from "./config/formats/read.js";
 import { suggest } from "./config/suggest.js";
 import {
   IMPORT_HELP,
@@ -39,16 +39,10 @@ export interface ServeOptions extends SourceOptions {
   logLevel: LogLevel;
 }
 
-export const CLIENTS = [
-  "claude-code",
-  "claude-desktop",
-  "cursor",
-  "vscode",
-  "codex",
-  "gemini",
-] as const;
-export type ClientId = (typeof CLIENTS)[number];
-export type InstallScope = "user" | "project" | "local";
+/** The clients `install` knows: every format a client reads, mcpx's own aside. */
+export type ClientId = Exclude<FormatId, "mcpx">;
+export const CLIENTS = FORMAT_IDS.filter((id): id is ClientId => id !== "mcpx");
+export type InstallScope = Scope;
 
 export interface ImportOptions extends SourceOptions {
   file: string;

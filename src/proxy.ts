@@ -16,6 +16,8 @@ import { createSandbox } from "./sandbox/index.js";
 import { errorMessage } from "./errors.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
+import { PendingCalls } from "./server/pending.js";
+import { sessionKey } from "./server/session-token.js";
 
 export interface ProxyOptions {
   logger: Logger;
@@ -67,7 +69,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
   const views = new CatalogViews(registry, config, { onClash: (message) => logger.warn(message) });
-  const context: ProxyContext = { config, logger, registry, executor, schemas, views };
+  const pending = new PendingCalls({ key: sessionKey(config), logger });
+  const context: ProxyContext = { config, logger, registry, executor, schemas, views, pending };
   let closing: Promise<void> | undefined;
   return {
     context,
@@ -107,6 +110,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.
       monitor.stop();
+      pending.close();
       // Scripts still running (drain cancelled them) end with their worker threads, before the
       // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
       // until they are closed.

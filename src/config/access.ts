@@ -115,12 +115,23 @@ function parseProfile(
       });
     }
   }
+  (p.confirm ?? []).forEach((ref, i) => {
+    if (ref === "destructive") return;
+    const dot = ref.indexOf(".");
+    if (dot > 0) knownServer(`${at}.confirm[${i}]`, ref.slice(0, dot));
+    else if (!ref.includes("*")) {
+      found.problems.push(
+        `${at}.confirm[${i}]: "${ref}" is not a tool ref. Write "server.tool" ("*" matches any characters), or "destructive" for every tool annotated destructiveHint.`,
+      );
+    }
+  });
   const codeMode = parseCodeMode(p.codeMode, name, found, untrusted);
   return {
     name,
     servers: p.servers,
     tools: { ...(p.tools?.allow && { allow: p.tools.allow }), deny: p.tools?.deny ?? [] },
     readOnly: p.readOnly ?? false,
+    ...(p.confirm && p.confirm.length > 0 && { confirm: p.confirm }),
     ...(p.prompts && {
       prompts: { ...(p.prompts.allow && { allow: p.prompts.allow }), deny: p.prompts.deny ?? [] },
     }),

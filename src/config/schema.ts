@@ -48,6 +48,8 @@ const common = {
     .optional(),
   /** This server's result budget in tokens (the top-level `resultBudget` otherwise). */
   resultBudget: resultBudget.optional(),
+  /** Roots the server gets outside a call (or when the caller's client has none): paths or file:// URIs. */
+  roots: z.array(z.string().min(1)).optional(),
 };
 
 /** Keys only a stdio server has. */
@@ -172,6 +174,8 @@ export const profileSchema = z.strictObject(
     prompts: profileToolsSchema.optional(),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
     readOnly: z.boolean().optional(),
+    /** Tools a person must allow (through elicitation) before each call: `server.tool` patterns, "destructive". */
+    confirm: z.array(z.string().min(1)).optional(),
     /** `call({ script })`: true, false, or limits (codeModeLimitsSchema), checked in access.ts. */
     codeMode: z.unknown().optional(),
   },

@@ -1,5 +1,6 @@
 /** The `mcpServers` step of parseConfig: each entry checked, typed, expanded and given its defaults. */
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { readEnvFile } from "./envfile.js";
 import { expandTracked, MissingVariableError } from "./expand.js";
 import { check, formatPath, isObject, type Findings, type KeyPath } from "./issues.js";
@@ -106,7 +107,21 @@ function parseServer(
     resultBudget: entry.resultBudget ?? defaults.resultBudget,
     ...(entry.description !== undefined && { description: entry.description }),
     ...(entry.tools && (entry.tools.include || entry.tools.exclude) && { tools: entry.tools }),
+    ...(entry.roots && { roots: rootUris(entry.roots, defaults.file, at, found) }),
   };
+}
+
+/** `roots` as file:// URIs: a path is relative to the config file's folder. */
+function rootUris(roots: string[], file: string, at: string, found: Findings): string[] {
+  return roots.flatMap((root, i) => {
+    if (!/^[a-z][a-z0-9+.-]*:/i.test(root) || /^[a-z]:[\\/]/i.test(root))
+      return [pathToFileURL(path.resolve(path.dirname(file), root)).href];
+    if (root.startsWith("file://")) return [root];
+    found.problems.push(
+      `${at}.roots[${i}]: "${root}" is not a folder. Give a path (relative to the config file) or a file:// URI.`,
+    );
+    return [];
+  });
 }
 
 /** The entry without the keys other clients write (one warning each): their configs load as they are. */

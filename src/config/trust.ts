@@ -23,6 +23,11 @@ export function untrustedProblems(entry: ServerEntry, at: string): string[] {
     return [`${at}: refused: an untrusted config may not run local commands (stdio). ${REVIEW}`];
   }
   const problems: string[] = [];
+  if (entry.roots) {
+    problems.push(
+      `${at}.roots: refused: an untrusted config may not tell servers about local folders. ${REVIEW}`,
+    );
+  }
   if (hasVariables(entry.url)) {
     problems.push(
       `${at}.url: refused: an untrusted config may not expand environment variables. ${REVIEW}`,

@@ -44,6 +44,8 @@ export interface ServerConfig {
   session: SessionSettings;
   /** Tokens a result of this server's tools may take before it is cut (see DEFAULTS). */
   resultBudget: number;
+  /** `file://` URIs the server gets as roots outside a call, or when the caller's client has none. */
+  roots?: string[];
 }
 
 /** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
@@ -55,6 +57,11 @@ export interface Profile {
   tools: { allow?: string[]; deny: string[] };
   /** Only tools annotated `readOnlyHint: true`. */
   readOnly: boolean;
+  /**
+   * Calls a person must allow first: `server.tool` patterns with `*`, and `"destructive"` for
+   * every tool annotated `destructiveHint: true`. Absent: none.
+   */
+  confirm?: string[];
   /** `server.prompt` patterns with `*`, as `tools`; absent: every prompt of the profile's servers. */
   prompts?: { allow?: string[]; deny: string[] };
 

@@ -139,15 +139,7 @@ export class DashboardState {
   }
 
   private started(e: CallStarted): void {
-    const record: CallRecord = {
-      id: e.id,
-      ...(e.parentId !== undefined && { parentId: e.parentId }),
-      caller: e.caller,
-      ...(e.server !== undefined && { server: e.server }),
-      tool: e.tool,
-      startedAt: e.startedAt,
-      outcome: "running",
-    };
+    const record: CallRecord = { ...callFields(e), outcome: "running" };
     if (this.running.size < MAX_RUNNING) this.running.set(e.id, record);
     this.seen(e.caller, true);
     this.emit({ type: "call", record });
@@ -158,12 +150,7 @@ export class DashboardState {
     // Only configured servers get statistics: a ref naming no server must not add a key.
     const known = e.server !== undefined && this.ctx.registry.server(e.server) !== undefined;
     const record: CallRecord & { compression?: CompressionTally } = {
-      id: e.id,
-      ...(e.parentId !== undefined && { parentId: e.parentId }),
-      caller: e.caller,
-      ...(e.server !== undefined && { server: e.server }),
-      tool: e.tool,
-      startedAt: e.startedAt,
+      ...callFields(e),
       durationMs: Math.round(e.durationMs * 10) / 10,
       outcome: e.outcome,
       ...(e.compression && { compression: e.compression }),
@@ -234,4 +221,16 @@ export class DashboardState {
     }
     this.callers.set(caller, { caller, firstSeen: now, lastSeen: now, calls: call ? 1 : 0 });
   }
+}
+
+/** What a call record shows of a call event, started or ended (never its arguments). */
+function callFields(e: CallStarted) {
+  return {
+    id: e.id,
+    ...(e.parentId !== undefined && { parentId: e.parentId }),
+    caller: e.caller,
+    ...(e.server !== undefined && { server: e.server }),
+    tool: e.tool,
+    startedAt: e.startedAt,
+  };
 }

@@ -4,6 +4,7 @@ import type { CompressionTally } from "../compression/result.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
+import type { ClientChannel } from "../registry/channel.js";
 import type {
   LogLevel,
   LogMessage,
@@ -17,6 +18,7 @@ import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
+import { confirmCall, confirmEntry } from "./confirm.js";
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
@@ -51,6 +53,12 @@ export interface CallContext {
    * request names a level: without this one, debug is asked for and `onLog` filters.
    */
   logLevel?: LogLevel;
+  /**
+   * The calling client: what an upstream asks it mid-call (roots, elicitation, sampling) is
+   * relayed here, and `confirm` asks the person through it. Without one, upstream requests are
+   * refused and confirmed tools do not run.
+   */
+  client?: ClientChannel;
   /** The call this one runs inside (a code-mode script), named in call events. */
   parentId?: number;
   /**
@@ -86,9 +94,11 @@ export interface CallOptions {
 
 /**
  * How a call ended, as logged: ok; isError (the upstream answered with an error result);
- * refused (unknown or hidden tool, bad arguments; the upstream was not touched); busy; failed.
+ * refused (unknown or hidden tool, bad arguments; the upstream was not touched); declined (a
+ * tool under `confirm` the person did not allow); busy; failed.
  */
-export type CallOutcome = "ok" | "isError" | "refused" | "busy" | "failed" | "cancelled";
+export type CallOutcome =
+  "ok" | "isError" | "refused" | "declined" | "busy" | "failed" | "cancelled";
 
 /** How run() ended, and the tool it resolved to (the log names it, whatever form was written). */
 interface CallEnd {
@@ -297,7 +307,33 @@ export class Executor {
         target,
       };
     }
+    const denied = await this.confirm(server, tool, args.value, ctx);
+    if (denied) return { result: denied, outcome: "declined", target };
     return { ...(await this.forward(server, tool, args.value, ctx, options)), target };
+  }
+
+  /** A tool the caller's profile lists under `confirm` runs only once the person allowed it. */
+  private async confirm(
+    server: ServerState,
+    tool: ToolDef,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<ToolResult | undefined> {
+    const profile = ctx.view?.profile;
+    const entry = confirmEntry(profile, server.name, tool);
+    if (!profile || entry === undefined) return undefined;
+    return confirmCall({
+      profile,
+      entry,
+      server: server.name,
+      tool: tool.name,
+      args,
+      caller: ctx.caller ?? "default",
+      client: ctx.client,
+      timeoutMs: server.config.timeoutMs,
+      ...(ctx.signal && { signal: ctx.signal }),
+      logger: this.log,
+    });
   }
 
   /** Run a resolved, validated call on an upstream session and shape what it answers. */
@@ -323,6 +359,7 @@ export class Executor {
         ...(ctx.signal && { signal: ctx.signal }),
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
+        ...(ctx.client && { client: ctx.client }),
       });
       return {
         result: raw
@@ -411,6 +448,7 @@ export class Executor {
       const result = await lease.session.readResource(uri, {
         timeoutMs: target.config.timeoutMs,
         ...(ctx.signal && { signal: ctx.signal }),
+        ...(ctx.client && { client: ctx.client }),
       });
       return { result };
     } catch (err) {

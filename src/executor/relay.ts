@@ -58,7 +58,8 @@ export async function relayRequest<T>(
     }
     const timeoutMs = current.config.timeoutMs;
     try {
-      return { result: await run(acquired.lease.session, { timeoutMs, signal }) };
+      const options = { timeoutMs, signal, ...(ctx.client && { client: ctx.client }) };
+      return { result: await run(acquired.lease.session, options) };
     } catch (err) {
       if (signal.aborted)
         return { failure: { message: `${what} cancelled.`, outcome: "cancelled" } };

@@ -27,10 +27,12 @@ import type {
   ToolDef,
   ToolResult,
 } from "../types.js";
+import type { RelayHub } from "./asker.js";
+import type { ClientChannel } from "./channel.js";
 import type { StderrRing } from "./stderr.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./failure.js";
 import { publicOnlyFetch } from "./public-fetch.js";
-import { openSession, type OpenOptions, type SdkSession } from "./session.js";
+import { openSession, type OpenOptions, type RelayOptions, type SdkSession } from "./session.js";
 import {
   createRemoteTransport,
   ProcessTransport,
@@ -67,6 +69,12 @@ export interface RequestOptions {
    * messages only for requests that name one; legacy upstreams ignore it.
    */
   logLevel?: LogLevel;
+  /**
+   * The client the request is made for (tools/call, resources/read): what the upstream asks
+   * meanwhile (roots, elicitation, sampling) is relayed to it; for a call, the timeout stops
+   * while it is being asked.
+   */
+  client?: ClientChannel;
 }
 
 /** The protocol era an upstream speaks: 2025-11-25 and before (initialize), or 2026-07-28+. */
@@ -171,6 +179,8 @@ export interface ClientFactoryOptions {
   killGraceMs?: number;
   /** Bound on a stdio upstream's answer to the era probe (default STDIO_PROBE_TIMEOUT_MS). */
   stdioProbeTimeoutMs?: number;
+  /** Where clients' roots/list_changed reach the sessions serving their calls. */
+  hub?: RelayHub;
   /**
    * The server comes from an untrusted config: every connection must reach a public address,
    * the name resolved and checked again at each connect (src/registry/public-fetch.ts).
@@ -198,6 +208,14 @@ export function createClientFactory(
   const { spec } = server;
   const log = options.logger.child(server.name);
   const timeoutMs = options.connectTimeoutMs;
+  const relay: RelayOptions = {
+    server: server.name,
+    habits: { readsRoots: false },
+    roots: (server.roots ?? []).map((uri) => ({ uri })),
+    clientRoots: server.session.policy !== "shared",
+    logger: log,
+    ...(options.hub && { hub: options.hub }),
+  };
   // What the first connect learned: later ones pass it as `prior` and skip the probe.
   let verdict: PriorDiscovery | undefined;
   // http only, learned once per upstream: a server that speaks only the old SSE transport.
@@ -221,6 +239,7 @@ export function createClientFactory(
   const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
     openSession(createRemoteTransport(remote, "sse", fetchImpl), {
       timeoutMs,
+      relay,
       prior: LEGACY,
       ...(signal && { signal }),
     });
@@ -230,18 +249,21 @@ export function createClientFactory(
       const spawnAndOpen = (signal: AbortSignal | undefined, prior: PriorDiscovery | undefined) => {
         // This process's own last lines: what a server that exits at once says about why.
         const recent: string[] = [];
+        let onOutput: (() => void) | undefined;
         const transport = new ProcessTransport(spec, {
           onStderrLine: (line) => {
             options.stderr?.push(line);
             log.info(line);
             recent.push(line);
             if (recent.length > STDERR_LINES_IN_ERROR) recent.shift();
+            onOutput?.();
           },
           ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
           ...(options.tracker && { tracker: options.tracker }),
         });
         const opening = openSession(transport, {
           timeoutMs,
+          relay: { ...relay, onOutput: (listener) => (onOutput = listener) },
           probeTimeoutMs: Math.min(
             options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
             timeoutMs,
@@ -281,6 +303,7 @@ export function createClientFactory(
         try {
           return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
             timeoutMs,
+            relay,
             ...(signal && { signal }),
             ...(verdict && { prior: verdict }),
           });

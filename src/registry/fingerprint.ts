@@ -8,8 +8,17 @@ import { canonicalJson } from "../json.js";
  * fingerprint share one pool and one discovery.
  */
 export function fingerprint(server: ServerConfig): string {
-  return createHash("sha256")
-    .update(canonicalJson({ spec: server.spec, session: server.session }))
-    .digest("hex")
-    .slice(0, 16);
+  return (
+    createHash("sha256")
+      // Roots are what the server is told outside calls: servers told different ones differ.
+      .update(
+        canonicalJson({
+          spec: server.spec,
+          session: server.session,
+          ...(server.roots && { roots: server.roots }),
+        }),
+      )
+      .digest("hex")
+      .slice(0, 16)
+  );
 }

@@ -9,6 +9,7 @@ import {
   type ServerIdentity,
   type UpstreamSession,
 } from "./connection.js";
+import { RelayHub } from "./asker.js";
 import { fingerprint } from "./fingerprint.js";
 import { SessionPool, type PoolStats } from "./pool.js";
 import { StderrRing } from "./stderr.js";
@@ -98,6 +99,8 @@ export class Registry {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly factoryFor: (server: ServerConfig) => ClientFactory;
+  /** Sessions whose upstream hears a client's roots/list_changed (see asker.ts). */
+  private readonly relayHub = new RelayHub();
 
   constructor(
     private config: Config,
@@ -112,6 +115,7 @@ export class Registry {
           logger: this.log,
           connectTimeoutMs: this.config.discoveryTimeoutMs,
           stderr: this.ringFor(fingerprint(s)),
+          hub: this.relayHub,
           ...(options.tracker && { tracker: options.tracker }),
           ...(this.config.trust === "untrusted" && { publicOnly: {} }),
         }));
@@ -354,6 +358,15 @@ export class Registry {
   }
 
   /** Called with a server's name whenever its part of the catalog or its status changes. */
+  /**
+   * A client said its roots changed: the upstream sessions its calls are running on are told,
+   * so they ask again. Returns how many were. (Idle sessions learn at the next call, which
+   * compares the roots it brings with those the upstream last read.)
+   */
+  rootsChanged(clientId: string): number {
+    return this.relayHub.rootsChanged(clientId);
+  }
+
   onChange(listener: ChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -4,7 +4,11 @@
  */
 import {
   Client,
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
   SERVER_INFO_META_KEY,
   StreamableHTTPClientTransport,
   type PriorDiscovery,
@@ -12,6 +16,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
+import { createLogger, type Logger } from "../logger.js";
 import type {
   CompleteParams,
   CompleteResult,
@@ -32,15 +37,49 @@ import type {
   ServerIdentity,
   UpstreamSession,
 } from "./connection.js";
+import { SessionAsker, type RelayHub, type UpstreamHabits } from "./asker.js";
+import {
+  capabilitiesOf,
+  NO_CLIENT,
+  RelayError,
+  type ClientChannel,
+  type RelayKind,
+  type Root,
+} from "./channel.js";
+import { callRelayed, type CallWire } from "./relayed-call.js";
 import { ProcessTransport } from "./transport.js";
 
 const CLIENT_INFO = { name: "mcpx", version: VERSION };
 
 /**
- * What mcpx declares to upstreams: nothing yet. Relaying roots, elicitation and sampling adds
- * them here, with their request handlers in `newClient`.
+ * What mcpx declares to upstreams: everything a client may be asked mid-call. Each request is
+ * relayed to the client whose call it belongs to (asker.ts), or refused at once when that client
+ * did not declare it. Modern upstreams are also told, per request, what the calling client declared.
  */
-const CLIENT_CAPABILITIES = {};
+const CLIENT_CAPABILITIES = {
+  roots: { listChanged: true },
+  elicitation: { form: {}, url: {} },
+  sampling: {},
+};
+
+/** The SDK's timeout is replaced by the call's own deadline when it may ask its client. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
+
+/** Which upstream a session serves, for relaying its requests to clients (see asker.ts). */
+export interface RelayOptions {
+  server: string;
+  /** What the upstream's sessions showed so far (shared by them all). */
+  habits: UpstreamHabits;
+  /** The server's configured roots: the answer outside a call. */
+  roots: readonly Root[];
+  /** False for `shared` sessions: the upstream keeps what it read for every later caller. */
+  clientRoots: boolean;
+  logger: Logger;
+  /** Where a client's roots/list_changed is fanned out to the sessions serving its calls. */
+  hub?: RelayHub;
+  /** Subscribes to the upstream's output besides MCP (a stdio server's stderr lines). */
+  onOutput?: (listener: () => void) => void;
+}
 
 /** How a session is opened: bounds, cancellation, and the era learned earlier, if any. */
 export interface OpenOptions {
@@ -53,10 +92,15 @@ export interface OpenOptions {
   prior?: PriorDiscovery;
   /** Turns a connect failure into the error reported (once the transport is closed). */
   explain?: (err: unknown) => unknown;
+  /** The upstream this session serves (default: an unnamed one with no configured roots). */
+  relay?: RelayOptions;
 }
 
-/** The one place mcpx builds an SDK client for an upstream. */
-function newClient(probeTimeoutMs: number): Client {
+/**
+ * The one place mcpx builds an SDK client for an upstream. Its handlers are in place before
+ * connect: an upstream may ask for roots as soon as it is initialized.
+ */
+function newClient(probeTimeoutMs: number, asker: SessionAsker): Client {
   const client = new Client(CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
     // Without a prior verdict: probe with server/discover, fall back to initialize.
@@ -64,6 +108,23 @@ function newClient(probeTimeoutMs: number): Client {
   });
   // Errors also surface as rejected requests; this only keeps the SDK from logging to console.
   client.onerror = () => {};
+  const relay =
+    (kind: RelayKind) =>
+    async (
+      request: { params?: Record<string, unknown> },
+      ctx: { mcpReq: { signal: AbortSignal } },
+    ) => {
+      try {
+        return await asker.answer(kind, request.params, ctx.mcpReq.signal);
+      } catch (err) {
+        if (err instanceof RelayError) throw new ProtocolError(err.code, err.message);
+        throw err;
+      }
+    };
+  // The SDK types each handler's result by method; the asker passes the client's answer through.
+  client.setRequestHandler("roots/list", relay("roots") as never);
+  client.setRequestHandler("elicitation/create", relay("elicitation") as never);
+  client.setRequestHandler("sampling/createMessage", relay("sampling") as never);
   return client;
 }
 
@@ -75,7 +136,20 @@ function newClient(probeTimeoutMs: number): Client {
  */
 export async function openSession(transport: Transport, options: OpenOptions): Promise<SdkSession> {
   const { signal, explain = (err: unknown) => err } = options;
-  const client = newClient(options.probeTimeoutMs ?? options.timeoutMs);
+  const relay = options.relay ?? {
+    server: "upstream",
+    habits: { readsRoots: false },
+    roots: [],
+    clientRoots: true,
+    logger: createLogger({ level: "silent", write: () => {} }),
+  };
+  const asker = new SessionAsker({
+    ...relay,
+    // Streamable HTTP: a request the upstream relates to one of ours arrives on that request's stream.
+    relatedContext: transport instanceof StreamableHTTPClientTransport,
+  });
+  relay.onOutput?.(() => asker.noteActivity());
+  const client = newClient(options.probeTimeoutMs ?? options.timeoutMs, asker);
   // During the era probe the client does not own the transport yet: close both.
   const abort = () => {
     void client.close().catch(() => {});
@@ -99,7 +173,7 @@ export async function openSession(transport: Transport, options: OpenOptions): P
   } finally {
     signal?.removeEventListener("abort", abort);
   }
-  return new SdkSession(client, transport);
+  return new SdkSession(client, transport, asker, relay.hub);
 }
 
 /** An initialized SDK client: the legacy era after initialize, the modern one after discover. */
@@ -118,6 +192,8 @@ export class SdkSession implements UpstreamSession {
   constructor(
     private readonly client: Client,
     private readonly transport: Transport,
+    private readonly asker: SessionAsker,
+    hub?: RelayHub,
   ) {
     const discover = client.getDiscoverResult();
     this.era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
@@ -139,6 +215,7 @@ export class SdkSession implements UpstreamSession {
     };
     // A shared session's log lines go to every call in flight on it: they cannot be told apart.
     client.setNotificationHandler("notifications/message", (n) => {
+      asker.noteActivity();
       for (const h of this.logHandlers) h(n.params);
     });
     // Legacy: on the session that subscribed; modern: on the listen stream, same handler.
@@ -150,6 +227,10 @@ export class SdkSession implements UpstreamSession {
       this.isClosed = true;
       for (const h of this.closeHandlers) h();
     };
+    // Only a legacy upstream hears notifications from its client.
+    if (hub && this.era === "legacy") {
+      this.onClosed(hub.add(asker, () => client.sendRootsListChanged()));
+    }
   }
 
   get pid(): number | undefined {
@@ -190,18 +271,19 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<ToolResult> {
-    // A modern upstream sends log messages only for requests that name a level.
-    const meta = this.era === "modern" && o.logLevel ? { [LOG_LEVEL_META_KEY]: o.logLevel } : {};
-    // A raw request with the loose result schema, not client.callTool: a proxy passes results
-    // through; it neither strips keys it does not know nor judges them against outputSchema.
-    const result = await this.client.request(
-      {
-        method: "tools/call",
-        params: { name, arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) },
-      },
-      ResultSchema,
-      sdkOptions(o),
-    );
+    const result = o.client
+      ? await callRelayed(
+          this.asker,
+          this.wire(),
+          this.callParams(name, args, o, o.client),
+          o,
+          o.client,
+        )
+      : await this.client.request(
+          { method: "tools/call", params: this.callParams(name, args, o) },
+          ResultSchema,
+          sdkOptions(o),
+        );
     const content = (result as { content?: unknown }).content;
     return {
       ...withoutEnvelope(result),
@@ -209,11 +291,57 @@ export class SdkSession implements UpstreamSession {
     };
   }
 
+  /** What callRelayed needs of this session's SDK client. */
+  private wire(): CallWire {
+    return {
+      era: this.era,
+      request: (params, { signal, onProgress, inputRequired }) =>
+        this.client.request({ method: "tools/call", params }, ResultSchema, {
+          // The call's own deadline bounds it (relayed-call.ts), not the SDK's timer.
+          timeout: NO_SDK_TIMEOUT,
+          signal,
+          onprogress: onProgress,
+          ...(inputRequired && { allowInputRequired: true }),
+        }),
+      rootsChanged: () => this.client.sendRootsListChanged(),
+      ping: async (timeoutMs) => {
+        await this.client.ping({ timeout: timeoutMs });
+      },
+      timeoutError: (timeout) =>
+        new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout }),
+    };
+  }
+
+  /**
+   * tools/call params. A modern upstream sends log messages only for requests that name a level,
+   * and learns per request what the calling client can answer.
+   */
+  private callParams(
+    name: string,
+    args: Record<string, unknown>,
+    o: RequestOptions,
+    channel?: ClientChannel,
+  ): Record<string, unknown> {
+    const meta =
+      this.era === "modern"
+        ? {
+            ...(o.logLevel && { [LOG_LEVEL_META_KEY]: o.logLevel }),
+            ...(channel && { [CLIENT_CAPABILITIES_META_KEY]: capabilitiesOf(channel.abilities) }),
+          }
+        : {};
+    // A raw request with the loose result schema, not client.callTool: a proxy passes results
+    // through; it neither strips keys it does not know nor judges them against outputSchema.
+    return { name, arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) };
+  }
+
   async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
-    const result = await this.client.request(
-      { method: "resources/read", params: { uri } },
-      ResultSchema,
-      sdkOptions(o),
+    // What the upstream asks meanwhile is this read's (its client's, or refused): never another call's.
+    const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      this.client.request(
+        { method: "resources/read", params: { uri } },
+        ResultSchema,
+        sdkOptions(o),
+      ),
     );
     const contents = (result as { contents?: unknown }).contents;
     if (!Array.isArray(contents))
@@ -226,13 +354,9 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, string> | undefined,
     o: RequestOptions,
   ): Promise<PromptResult> {
-    const result = await this.client.request(
-      {
-        method: "prompts/get",
-        params: { name, ...(args !== undefined && { arguments: args }) },
-      },
-      ResultSchema,
-      sdkOptions(o),
+    const params = { name, ...(args !== undefined && { arguments: args }) };
+    const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      this.client.request({ method: "prompts/get", params }, ResultSchema, sdkOptions(o)),
     );
     const messages = (result as { messages?: unknown }).messages;
     if (!Array.isArray(messages)) throw new Error("upstream sent a prompts/get without messages");
@@ -240,10 +364,8 @@ export class SdkSession implements UpstreamSession {
   }
 
   async complete(params: CompleteParams, o: RequestOptions): Promise<CompleteResult> {
-    const result = await this.client.request(
-      { method: "completion/complete", params },
-      ResultSchema,
-      sdkOptions(o),
+    const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      this.client.request({ method: "completion/complete", params }, ResultSchema, sdkOptions(o)),
     );
     const completion = (result as { completion?: unknown }).completion;
     if (!isObject(completion) || !Array.isArray(completion.values))

@@ -28,6 +28,8 @@ import { ToolIndex, type SearchHit } from "./search.js";
 
 /** What the meta-tools and the executor read: the registry itself, or a profile's view of it. */
 export interface CatalogSource {
+  /** The profile this catalog shows, when it is one profile's view (not the whole registry). */
+  readonly profile?: Profile;
   /** Every server the reader may see, in config order. */
   servers(): readonly ServerState[];
   server(name: string): ServerState | undefined;

@@ -2,10 +2,12 @@ import type { Config } from "../config/load.js";
 import type { SchemaCompiler } from "../compression/schema.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
+import type { ClientChannel } from "../registry/channel.js";
 import type { LogMessage } from "../registry/connection.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView, CatalogViews } from "../registry/view.js";
 import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
+import type { PendingCalls } from "./pending.js";
 
 /** Everything a meta-tool may use. Built once per proxy in createProxy(). */
 export interface ProxyContext {
@@ -17,6 +19,8 @@ export interface ProxyContext {
   schemas: SchemaCompiler;
   /** The catalog per profile; meta-tools read the request's view, never the registry. */
   views: CatalogViews;
+  /** Calls of 2026-07-28 clients waiting for their client's input (this replica's). */
+  pending: PendingCalls;
 }
 
 /**
@@ -39,6 +43,8 @@ export interface RequestContext {
   logLevel?: LogMessage["level"];
   /** Forward progress to the client; present only when the client asked for progress. */
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** The way back to the client for what an upstream asks it mid-call (see relay.ts). */
+  client?: ClientChannel;
 }
 
 /** A meta-tool: its definition as data plus a handler. One file each in src/server/tools/. */

@@ -11,6 +11,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
+  type JSONRPCMessage,
   type Server,
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
@@ -19,7 +20,7 @@ import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { LegacySessionTable, type SessionState } from "./legacy-sessions.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
-import { SeededTransport } from "./seeded-transport.js";
+import { ResponseRoutes, SeededTransport } from "./seeded-transport.js";
 import { SessionTokens, type SessionClaims } from "./session-token.js";
 
 export interface LegacyOptions {
@@ -48,6 +49,8 @@ export class LegacyEndpoint {
   private readonly tokens: SessionTokens;
   private readonly sessions: LegacySessionTable;
   private readonly sweeper: NodeJS.Timeout;
+  /** Requests to clients (elicitation, …) whose answers this replica waits for. */
+  private readonly routes = new ResponseRoutes();
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -99,9 +102,9 @@ export class LegacyEndpoint {
         this.sessions.end(sid, claims.exp);
         return new Response(null, { status: 200 });
       case "GET":
-        return this.stream(request, options, claims, state);
+        return this.stream(request, options, { sid, claims, state });
       case "POST":
-        return this.post(request, options, claims, state);
+        return this.post(request, options, { sid, claims, state });
       default:
         return rpcError(405, -32000, "Method not allowed: use POST, GET or DELETE.");
     }
@@ -143,20 +146,20 @@ export class LegacyEndpoint {
     return new Response(response.body, { status: response.status, headers });
   }
 
-  /** A POST of a session: requests on a fresh seeded server; cancellations to the calls here. */
-  private async post(
-    request: Request,
-    options: FetchOptions,
-    claims: SessionClaims,
-    state: SessionState,
-  ): Promise<Response> {
+  /**
+   * A POST of a session: requests on a fresh seeded server; cancellations to the calls here;
+   * answers to the exchanges here that asked the client something.
+   */
+  private async post(request: Request, options: FetchOptions, session: Session): Promise<Response> {
+    const { sid, state } = session;
     const body = options.parsedBody;
     const messages: unknown[] = Array.isArray(body) ? body : [body];
     for (const id of cancelledIds(messages)) state.calls.get(id)?.();
+    this.fromClient(sid, messages);
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
     if (body !== undefined && messages.every((m) => !isRequest(m)))
       return new Response(null, { status: 202 });
-    const served = await this.serve(request, options, claims, state);
+    const served = await this.serve(request, options, session);
     // A single request can be cancelled by id; a batch shares its stream with requests that
     // were not cancelled, so it is not tracked.
     const id = messages.length === 1 ? requestId(messages[0]) : undefined;
@@ -171,13 +174,13 @@ export class LegacyEndpoint {
   private async stream(
     request: Request,
     options: FetchOptions,
-    claims: SessionClaims,
-    state: SessionState,
+    session: Session,
   ): Promise<Response> {
+    const { claims, state } = session;
     if (state.endStream) {
       return rpcError(409, -32000, "Conflict: only one SSE stream is allowed per session.");
     }
-    const served = await this.serve(request, options, claims, state);
+    const served = await this.serve(request, options, session);
     if (served.response.status !== 200 || served.response.body === null) return served.response;
     const callerOf = () =>
       callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
@@ -202,15 +205,18 @@ export class LegacyEndpoint {
    * One exchange on a fresh server and stateless transport, seeded with the session when there
    * is one. The server lives until the answer (an SSE stream, perhaps) ends or the client goes.
    */
-  private async serve(
-    request: Request,
-    options: FetchOptions,
-    claims?: SessionClaims,
-    state?: SessionState,
-  ): Promise<Served> {
-    const server = createDownstream(this.ctx, { era: "legacy", ...(state && { memory: state }) });
+  private async serve(request: Request, options: FetchOptions, session?: Session): Promise<Served> {
+    const state = session?.state;
+    const server = createDownstream(this.ctx, {
+      era: "legacy",
+      ...(session && { memory: session.state, clientId: session.sid }),
+    });
     const inner = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    await server.connect(claims ? new SeededTransport(inner, claims) : inner);
+    await server.connect(
+      session
+        ? new SeededTransport(inner, session.claims, { sid: session.sid, routes: this.routes })
+        : inner,
+    );
     const closed = state ? this.sessions.opened(state) : () => {};
     let ended = false;
     const end = () => {
@@ -242,6 +248,31 @@ export class LegacyEndpoint {
     // client would wait for them until the first event or keep-alive (15 s).
     return { response: whenEnded(response, end, ": open\n\n"), server, end };
   }
+
+  /**
+   * What a client POSTs besides requests: answers to requests an exchange here sent it (one that
+   * asked on another replica, or gave up, cannot be reached: the answer is dropped and logged),
+   * and news of changed roots, for the upstream sessions of its calls.
+   */
+  private fromClient(sid: string, messages: unknown[]): void {
+    for (const m of messages) {
+      if (!isRecord(m)) continue;
+      if (m.method === "notifications/roots/list_changed") this.ctx.registry.rootsChanged(sid);
+      if (m.method !== undefined || (m.result === undefined && m.error === undefined)) continue;
+      if (!this.routes.deliver(sid, m as JSONRPCMessage)) {
+        this.ctx.logger.info(
+          "an HTTP client answered a request no exchange on this replica waits for (asked on another replica, or it timed out): dropped",
+        );
+      }
+    }
+  }
+}
+
+/** A verified 2025-era session of a request: its id, its claims, and its state here. */
+interface Session {
+  sid: string;
+  claims: SessionClaims;
+  state: SessionState;
 }
 
 interface InitializeParams {

@@ -5,6 +5,7 @@
  */
 import {
   CLIENT_INFO_META_KEY,
+  isInputRequiredResult,
   LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
@@ -29,6 +30,7 @@ import {
   registerSubscriptionHandlers,
   type ClientSubscriptions,
 } from "./handlers/subscriptions.js";
+import { relayCall } from "./relay.js";
 import { sessionKey } from "./session-token.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
@@ -89,6 +91,8 @@ export interface DownstreamOptions {
   caller?: string;
   /** Where this connection or session keeps its state; absent for 2026-07-28 requests. */
   memory?: SessionMemory;
+  /** Names the client connection (stdio) or 2025-era session (HTTP): roots/list_changed from it. */
+  clientId?: string;
 }
 
 /**
@@ -134,6 +138,8 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         completions: {},
         logging: {},
       },
+      // A 2026-07-28 retry names its waiting call in a signed state (pending.ts).
+      requestState: { verify: ctx.pending.verify },
     },
   );
   const memory = options.memory ?? {};
@@ -150,6 +156,14 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     envelopeClientName(req.mcpReq.envelope) ??
     cleanCaller(server.getClientVersion()?.name) ??
     DEFAULT_CALLER;
+
+  // A 2025-era client's new roots reach the upstreams its running calls use.
+  const clientId = options.clientId;
+  if (clientId !== undefined) {
+    server.setNotificationHandler("notifications/roots/list_changed", () => {
+      ctx.registry.rootsChanged(clientId);
+    });
+  }
 
   // 2025 era: upstream log messages reach the client at or above the level it set.
   server.setRequestHandler("logging/setLevel", (request) => {
@@ -203,20 +217,28 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
       progressToken: request.params._meta?.progressToken,
     });
-    let result;
-    try {
-      result = await tool.handle(args, ctx, context);
-    } catch (err) {
-      // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
-      ctx.logger.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
-      throw new ProtocolError(
-        ProtocolErrorCode.InternalError,
-        `mcpx internal error in ${tool.name}: ${ctx.logger.redact(errorMessage(err))}`,
-      );
-    }
+    const who = { era: options.era, caller, ...(clientId !== undefined && { clientId }) };
+    const answer = await relayCall(ctx, server, req, who, async (client, signal) => {
+      try {
+        return await tool.handle(args, ctx, {
+          ...context,
+          client,
+          signal,
+        });
+      } catch (err) {
+        // Meta-tools turn every expected failure into an isError result; reaching here is our bug.
+        ctx.logger.error(`${tool.name} failed unexpectedly: ${errorMessage(err)}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `mcpx internal error in ${tool.name}: ${ctx.logger.redact(errorMessage(err))}`,
+        );
+      }
+    });
+    // The call waits for the client's input (2026-07-28): the client retries with it.
+    if (isInputRequiredResult(answer)) return answer;
     // Upstream results pass through: a shape only 2026-07-28 allows (array structuredContent)
     // is projected for a 2025 client instead of failing the SDK's result check.
-    return server.projectCallToolResult(result as CallToolResult, undefined);
+    return server.projectCallToolResult(answer as CallToolResult, undefined);
   });
   return server;
 }

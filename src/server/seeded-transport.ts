@@ -3,11 +3,19 @@
  * session's `initialize` said (version, client info, capabilities) without having seen it. The
  * SDK has no public way to seed that, so this transport replays the initialize in-process when
  * the server connects, and swallows the server's answer to it.
+ *
+ * Requests the server sends the client (elicitation and the like, related to a call) ride the
+ * call's response stream; the client POSTs its answer, which the endpoint hands back through
+ * `ResponseRoutes`. Every fresh server numbers its requests from 0, so their ids get a nonce of
+ * this exchange on the wire.
  */
+import { randomBytes } from "node:crypto";
 import {
   isJSONRPCErrorResponse,
+  isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type MessageExtraInfo,
   type Transport,
   type TransportSendOptions,
@@ -17,19 +25,60 @@ import type { SessionClaims } from "./session-token.js";
 /** The id of the replayed initialize: a string no client request id of ours can collide with. */
 const SEED_ID = "mcpx-session-seed";
 
+/**
+ * This replica's exchanges waiting for a client's answer, by session id and wire id. Entries
+ * leave when the answer comes or the exchange ends, so the table holds no more than the open
+ * exchanges' pending requests.
+ */
+export class ResponseRoutes {
+  private readonly waiting = new Map<string, (message: JSONRPCMessage) => void>();
+
+  /** Hand a client's answer to the exchange that asked; false when none here waits for it. */
+  deliver(sid: string, message: JSONRPCMessage): boolean {
+    if (!("id" in message) || message.id === undefined) return false;
+    const deliver = this.waiting.get(key(sid, message.id));
+    deliver?.(message);
+    return deliver !== undefined;
+  }
+
+  /** Requests waiting for an answer now. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  expect(sid: string, wireId: string, deliver: (message: JSONRPCMessage) => void): void {
+    this.waiting.set(key(sid, wireId), deliver);
+  }
+
+  forget(sid: string, wireId: string): void {
+    this.waiting.delete(key(sid, wireId));
+  }
+}
+
+function key(sid: string, id: string | number): string {
+  return `${sid}\n${String(id)}`;
+}
+
 /** Delegates to `inner` (a stateless streamable HTTP transport), replaying `session`'s initialize first. */
 export class SeededTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  private readonly nonce = randomBytes(6).toString("base64url");
+  /** Wire ids of this exchange's requests still waiting for the client. */
+  private readonly asked = new Set<string>();
 
   constructor(
     private readonly inner: Transport,
     private readonly session: SessionClaims,
+    private readonly route?: { sid: string; routes: ResponseRoutes },
   ) {
     inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
     inner.onerror = (error) => this.onerror?.(error);
-    inner.onclose = () => this.onclose?.();
+    inner.onclose = () => {
+      this.forgetAll();
+      this.onclose?.();
+    };
   }
 
   /** Never one: the server must not treat this per-request transport as a session. */
@@ -62,10 +111,32 @@ export class SeededTransport implements Transport {
       message.id === SEED_ID
     )
       return Promise.resolve();
+    if (this.route && isJSONRPCRequest(message)) return this.inner.send(this.ask(message), options);
     return this.inner.send(message, options);
   }
 
   close(): Promise<void> {
+    this.forgetAll();
     return this.inner.close();
+  }
+
+  /** A request to the client under a wire id unique in the session; its answer finds its way back. */
+  private ask(message: JSONRPCRequest): JSONRPCRequest {
+    const { sid, routes } = this.route!;
+    const original = message.id;
+    const wireId = `${this.nonce}-${String(original)}`;
+    this.asked.add(wireId);
+    routes.expect(sid, wireId, (answer) => {
+      routes.forget(sid, wireId);
+      this.asked.delete(wireId);
+      this.onmessage?.({ ...answer, id: original });
+    });
+    return { ...message, id: wireId };
+  }
+
+  private forgetAll(): void {
+    if (!this.route) return;
+    for (const wireId of this.asked) this.route.routes.forget(this.route.sid, wireId);
+    this.asked.clear();
   }
 }

@@ -3,6 +3,7 @@
  * entry picks the era from what the client sends first: `server/discover` or an enveloped
  * request pins 2026-07-28, `initialize` (or anything without the envelope) the 2025 revisions.
  */
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import {
   serveStdio as serveConnectionEntry,
@@ -46,6 +47,8 @@ export function serveConnection(
   transport: Transport,
   options: ConnectionOptions = {},
 ): { close(): Promise<void> } {
+  // Names this connection's client: its roots/list_changed reaches the sessions of its calls.
+  const clientId = `stdio:${randomUUID()}`;
   // The connection's resource subscriptions, whichever instance (era) made them.
   const subs = new ClientSubscriptions(ctx);
   /** The caller the last listen stream was opened by (a 2026-07-28 connection's envelope). */
@@ -72,6 +75,7 @@ export function serveConnection(
       const server = createDownstream(ctx, {
         era,
         memory,
+        clientId,
         ...(options.caller !== undefined && { caller: options.caller }),
       });
       const callerOf = () => options.caller ?? memory.caller ?? listener ?? DEFAULT_CALLER;

@@ -50,7 +50,7 @@ export function mcpx(args: string[], o: RunOptions = {}): Promise<Ran> {
 export async function stdioClient(
   command: string,
   args: string[],
-  o: RunOptions = {},
+  o: RunOptions & { capabilities?: Record<string, unknown> } = {},
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   const transport = new StdioClientTransport({
     command,
@@ -60,7 +60,10 @@ export async function stdioClient(
     ...(o.cwd && { cwd: o.cwd }),
   });
   (transport.stderr as NodeJS.ReadableStream | null)?.resume();
-  const client = new Client({ name: "mcpx-test", version: "1.0.0" });
+  const client = new Client(
+    { name: "mcpx-test", version: "1.0.0" },
+    o.capabilities ? { capabilities: o.capabilities } : undefined,
+  );
   await client.connect(transport);
   return { client, close: () => client.close() };
 }

@@ -53,7 +53,7 @@ export function memoryProxy(
  */
 export async function connectClient(
   proxy: Proxy,
-  options: { name?: string; caller?: string; era?: Era } = {},
+  options: { name?: string; caller?: string; era?: Era; client?: Client } = {},
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   const [clientSide, serverSide] = DownstreamPair.createLinkedPair();
   const served = serveConnection(
@@ -61,7 +61,8 @@ export async function connectClient(
     serverSide,
     options.caller === undefined ? {} : { caller: options.caller },
   );
-  const client = newClient(options.era ?? "modern", options.name ?? "test-client");
+  const client =
+    options.client ?? newClient(options.era ?? "modern", options.name ?? "test-client");
   await client.connect(clientSide);
   return {
     client,

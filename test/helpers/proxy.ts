@@ -71,6 +71,8 @@ export interface StartOptions {
   waitReady?: boolean;
   /** The client's protocol era (default "modern": 2026-07-28). */
   era?: Era;
+  /** Connect this client (built for `era`) instead of a plain one, e.g. one that declares capabilities. */
+  client?: Client;
 }
 
 /**
@@ -97,7 +99,7 @@ export async function startStdio(
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const era = options.era ?? "modern";
-  const client = newClient(era);
+  const client = options.client ?? newClient(era);
   const protocolErrors: Error[] = [];
   await client.connect(transport);
   // Anything on stdout that is not JSON-RPC would surface here.
@@ -144,7 +146,7 @@ export async function startHttp(
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
   });
   const era = options.era ?? "modern";
-  const client = newClient(era);
+  const client = options.client ?? newClient(era);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );

@@ -109,6 +109,13 @@ describe("mcpx validate", () => {
   });
 });
 
+/** What mcpx declares to its upstreams (src/registry/session.ts). */
+const MCPX_CLIENT_CAPABILITIES = {
+  roots: { listChanged: true },
+  elicitation: { form: {}, url: {} },
+  sampling: {},
+};
+
 describe("mcpx stats", () => {
   it("rows add up to the totals, and match the token benchmark's count", async () => {
     const files = tempDir();
@@ -137,7 +144,11 @@ describe("mcpx stats", () => {
     for (const row of report.rows) {
       const spec = { everything: ["stdio"], filesystem: [files], memory: [] }[row.server]!;
       const pkg = `@modelcontextprotocol/server-${row.server}`;
-      const direct = await stdioClient(process.execPath, [npmServer(pkg).args[0]!, ...spec]);
+      // Declaring what mcpx declares upstream: server-everything lists its roots, elicitation
+      // and sampling tools only to a client that can answer them.
+      const direct = await stdioClient(process.execPath, [npmServer(pkg).args[0]!, ...spec], {
+        capabilities: MCPX_CLIENT_CAPABILITIES,
+      });
       try {
         // The raw list, as a client receives it: the SDK's typed listTools drops keys it does not know.
         const { tools } = (await direct.client.request(

@@ -56,6 +56,7 @@ function callContext(req: RequestContext): CallContext {
     ...(req.sendProgress && { onProgress: req.sendProgress }),
     ...(req.sendLog && { onLog: req.sendLog }),
     ...(req.logLevel && { logLevel: req.logLevel }),
+    ...(req.client && { client: req.client }),
   };
 }
 

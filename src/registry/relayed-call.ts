@@ -1,0 +1,120 @@
+/**
+ * One tools/call whose upstream may ask the calling client something meanwhile. A legacy
+ * upstream sends real requests, which reach the call's channel through the session's asker; a
+ * modern upstream answers `input_required`, and the rounds are driven here, each question
+ * answered by the channel. The call's timeout restarts on progress and stops while the client is
+ * being asked (deadline.ts). session.ts supplies the wire; no SDK here.
+ */
+import type { SessionAsker } from "./asker.js";
+import type { ClientChannel, RelayKind } from "./channel.js";
+import type { Era, Progress, RequestOptions } from "./connection.js";
+import { IdleDeadline } from "./deadline.js";
+
+/** Rounds of input a modern upstream may ask for in one call. */
+export const MAX_INPUT_ROUNDS = 16;
+
+/** What a relayed call needs of its session's SDK client. */
+export interface CallWire {
+  era: Era;
+  /**
+   * Send one tools/call with `params`. With `inputRequired`, an input_required answer is
+   * returned as it is, for this module to drive.
+   */
+  request(
+    params: Record<string, unknown>,
+    options: { signal: AbortSignal; onProgress: (p: Progress) => void; inputRequired: boolean },
+  ): Promise<Record<string, unknown>>;
+  /** notifications/roots/list_changed to the upstream. */
+  rootsChanged(): Promise<void>;
+  ping(timeoutMs: number): Promise<void>;
+  /** What the call fails with when its deadline passes (an SDK timeout error). */
+  timeoutError(timeoutMs: number): unknown;
+}
+
+/** Run `params` (a tools/call) for `channel`'s call on the session of `asker`. */
+export async function callRelayed(
+  asker: SessionAsker,
+  wire: CallWire,
+  params: Record<string, unknown>,
+  o: RequestOptions,
+  channel: ClientChannel,
+): Promise<Record<string, unknown>> {
+  const deadline = new IdleDeadline(o.timeoutMs, () => wire.timeoutError(o.timeoutMs));
+  const sent = {
+    signal: o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal,
+    onProgress: (p: Progress) => {
+      deadline.touch();
+      o.onProgress?.(p);
+    },
+  };
+  const wait = {
+    timeoutMs: o.timeoutMs,
+    ...(o.signal && { signal: o.signal }),
+    hold: deadline.hold,
+  };
+  try {
+    return await asker.during(channel, wait, async () => {
+      if (wire.era === "modern") return driveInputRounds(asker, wire, params, channel, sent);
+      // A legacy upstream that read roots earlier reads them again when this client's differ.
+      await asker.alignRoots(
+        channel,
+        () => wire.rootsChanged(),
+        () => wire.ping(Math.min(o.timeoutMs, 1_000)),
+      );
+      return wire.request(params, { ...sent, inputRequired: false });
+    });
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** A modern call: each input_required answer is fulfilled by the client, then retried. */
+async function driveInputRounds(
+  asker: SessionAsker,
+  wire: CallWire,
+  params: Record<string, unknown>,
+  channel: ClientChannel,
+  sent: { signal: AbortSignal; onProgress: (p: Progress) => void },
+): Promise<Record<string, unknown>> {
+  let retry: Record<string, unknown> = {};
+  for (let round = 0; ; round++) {
+    const result = await wire.request({ ...params, ...retry }, { ...sent, inputRequired: true });
+    if (result.resultType !== "input_required") return result;
+    if (round >= MAX_INPUT_ROUNDS)
+      throw new Error(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`);
+    const requests = isObject(result.inputRequests) ? result.inputRequests : {};
+    const answers = await Promise.all(
+      Object.entries(requests).map(async ([key, request]) => {
+        const { method, params: p } = isObject(request) ? request : {};
+        const answer = await asker.answerFor(
+          channel,
+          relayKind(method),
+          isObject(p) ? p : undefined,
+        );
+        return [key, answer] as const;
+      }),
+    );
+    retry = {
+      ...(answers.length > 0 && { inputResponses: Object.fromEntries(answers) }),
+      ...(typeof result.requestState === "string" && { requestState: result.requestState }),
+    };
+  }
+}
+
+/** The relay kind of an embedded input request's method; anything else is the upstream's error. */
+function relayKind(method: unknown): RelayKind {
+  switch (method) {
+    case "roots/list":
+      return "roots";
+    case "elicitation/create":
+      return "elicitation";
+    case "sampling/createMessage":
+      return "sampling";
+    default:
+      throw new Error(`the server asked for input of an unknown kind (${String(method)})`);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
