@@ -1,10 +1,9 @@
 /**
  * Benchmark runner: `npm run bench` runs every section, `npm run bench -- tokens` only the named
  * ones. Prints the report and writes bench/RESULTS.md; sections not run this time keep their
- * previous text there, so running one section never erases another.
+ * previous text there (bench/results.ts), so running one section never erases another.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
 import type { BenchSection } from "./report.js";
@@ -17,7 +16,7 @@ import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens.js";
-import { ROOT } from "./upstreams.js";
+import { RESULTS, writeSections } from "./results.js";
 
 /** Every section, in report order. Add a benchmark here. */
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
@@ -31,37 +30,6 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   dashboard: runDashboardBench,
   codemode: runCodeModeBench,
 };
-
-const RESULTS = path.join(ROOT, "bench/RESULTS.md");
-
-const begin = (id: string) => `<!-- bench:${id}:begin -->`;
-const end = (id: string) => `<!-- bench:${id}:end -->`;
-
-function sectionBlock(s: BenchSection, at: Date): string {
-  const stamp = `_Run ${at.toISOString()} on Node ${process.version}._`;
-  return `${begin(s.id)}\n## ${s.title}\n\n${stamp}\n\n${s.markdown}\n${end(s.id)}`;
-}
-
-/** A section's block from the previous RESULTS.md, if it had one. */
-function previousBlock(text: string, id: string): string | undefined {
-  const from = text.indexOf(begin(id));
-  const to = text.indexOf(end(id));
-  return from >= 0 && to > from ? text.slice(from, to + end(id).length) : undefined;
-}
-
-function header(ran: string[]): string {
-  const cpus = os.cpus();
-  const machine = `${cpus[0]?.model.trim() ?? "unknown CPU"}, ${cpus.length} cores, ${os.platform()} ${os.release()}`;
-  return [
-    "# mcpx benchmarks",
-    "",
-    "Reproduce with `npm run bench` (one section: `npm run bench -- tokens`).",
-    "",
-    `- Date: ${new Date().toISOString()} (sections run: ${ran.join(", ")})`,
-    `- Node: ${process.version}`,
-    `- Machine: ${machine}`,
-  ].join("\n");
-}
 
 async function main(): Promise<void> {
   // Children that exist before any benchmark (tsx's esbuild service) are not ours to account for.
@@ -88,13 +56,7 @@ async function main(): Promise<void> {
     console.log(`\n## ${section.title}\n\n${section.markdown}\n`);
   }
 
-  const previous = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "";
-  const blocks = Object.keys(SECTIONS).flatMap((id) => {
-    const s = fresh.get(id);
-    const block = s ? sectionBlock(s, at) : previousBlock(previous, id);
-    return block ? [block] : [];
-  });
-  writeFileSync(RESULTS, `${header(ids)}\n\n${blocks.join("\n\n")}\n`);
+  writeSections([...fresh.values()], at);
   console.log(`Wrote ${path.relative(process.cwd(), RESULTS)}`);
   await checkNoChildren(before);
 }

@@ -12,3 +12,21 @@ export function canonicalJson(value: unknown): string {
     return sorted;
   });
 }
+
+/**
+ * True when `value` nests objects and arrays more than `max` levels deep (`{}` and `[]` are one
+ * level, a scalar none). Walks with its own stack, so a hostile depth cannot overflow the call
+ * stack the way a recursive walk (or JSON.stringify) would.
+ */
+export function nestsDeeper(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Object.values(v)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

@@ -12,6 +12,8 @@ import getPort from "get-port";
 import { mountDashboard } from "../dashboard/index.js";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
+import { nestsDeeper } from "../json.js";
+import { LIMITS, megabytes } from "../limits.js";
 import type { ProxyContext } from "./context.js";
 import { LegacyEndpoint, rpcError } from "./http-legacy.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -62,9 +64,6 @@ const MAX_SESSIONS = 10_000;
 
 export { allowedHostnames, exposure, isLoopback } from "./http-security.js";
 
-/** Tool arguments can carry whole files (filesystem write_file): allow more than express's 100 kB. */
-const BODY_LIMIT = "32mb";
-
 /** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
 const ROUTES = ["/mcp", "/mcp/:caller"];
 
@@ -97,7 +96,9 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     if (hostValid(req, res)) next();
   });
   app.use(originValidation(allowed));
-  app.use(express.json({ limit: BODY_LIMIT }));
+  // Tool arguments can carry whole files (filesystem write_file): more than express's 100 kB.
+  app.use(express.json({ limit: LIMITS.httpBodyBytes }));
+  app.use(rejectDeepBodies);
   app.get("/healthz", healthz(ctx, tokens));
   // MCP first: its requests never walk through the dashboard's routes.
   app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
@@ -263,7 +264,21 @@ function errorRoute(ctx: ProxyContext) {
     if (type === "entity.parse.failed")
       jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
     else if (type === "entity.too.large")
-      jsonRpcError(res, 413, -32600, `Request too large (limit ${BODY_LIMIT}).`);
+      jsonRpcError(
+        res,
+        413,
+        -32600,
+        `Request too large: the body may be at most ${megabytes(LIMITS.httpBodyBytes)}. Send large content as a file the upstream can read.`,
+      );
+    else if (type === "charset.unsupported" || type === "encoding.unsupported")
+      jsonRpcError(
+        res,
+        415,
+        -32600,
+        "Unsupported body encoding: send the JSON-RPC message as UTF-8 JSON (Content-Type: application/json), uncompressed or gzip, deflate or br.",
+      );
+    else if (clientError(err))
+      jsonRpcError(res, 400, -32600, "Bad request: the body could not be read.");
     else {
       ctx.logger.error(
         `HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`,
@@ -271,6 +286,29 @@ function errorRoute(ctx: ProxyContext) {
       jsonRpcError(res, 500, -32603, "Internal error");
     }
   };
+}
+
+/** An error the body parser raised for the request's fault (a 4xx it marks as such). */
+function clientError(err: unknown): boolean {
+  const status = (err as { status?: unknown }).status;
+  return typeof status === "number" && status >= 400 && status < 500;
+}
+
+/**
+ * A body nested deeper than any MCP message needs is refused before anything walks it: the
+ * SDK's validation recurses, and a few thousand levels would overflow its stack.
+ */
+function rejectDeepBodies(req: Request, res: Response, next: NextFunction): void {
+  if (!nestsDeeper(req.body, LIMITS.messageDepth)) {
+    next();
+    return;
+  }
+  jsonRpcError(
+    res,
+    400,
+    -32600,
+    `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`,
+  );
 }
 
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */

@@ -20,6 +20,7 @@ import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
 import type { Era, MetaTool, ProxyContext, RequestContext } from "./context.js";
+import { inputProblem } from "./input-limits.js";
 import { registerCompletionHandler } from "./handlers/completion.js";
 import type { HandlerEnv } from "./handlers/env.js";
 import { PageCursors } from "./handlers/pages.js";
@@ -204,6 +205,10 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         `Unknown tool "${request.params.name}": mcpx offers describe, call and resources.`,
       );
     }
+    const args = request.params.arguments ?? {};
+    // Held to the limits before anything walks them (validation, logging, the upstream).
+    const problem = inputProblem(tool.name, args);
+    if (problem) return { content: [{ type: "text", text: problem }], isError: true };
     const caller = callerOf(req);
     const context = requestContext(ctx, req, {
       era: options.era,
@@ -215,7 +220,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     const who = { era: options.era, caller, ...(clientId !== undefined && { clientId }) };
     const answer = await relayCall(ctx, server, req, who, async (client, signal) => {
       try {
-        return await tool.handle(request.params.arguments ?? {}, ctx, {
+        return await tool.handle(args, ctx, {
           ...context,
           client,
           signal,

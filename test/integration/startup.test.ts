@@ -87,3 +87,31 @@ describe.each(matrix)("startup over %s, %s client", (_name, era, start) => {
     }
   });
 });
+
+describe.each(matrix)("first lists over %s, %s client", (_name, era, start) => {
+  // A one-shot client (the Inspector's CLI) asks once, right after spawning mcpx, and never sees
+  // the list_changed that follows: its lists must already hold the starting server's entries.
+  it("prompts and resources of a server still starting are waited for, not answered empty", async () => {
+    const { file, release } = slowConfig();
+    const proxy = await start(file, era);
+    try {
+      const lists = Promise.all([
+        proxy.client.listResources(),
+        proxy.client.listPrompts(),
+        proxy.client.readResource({ uri: "fixture://info" }),
+        proxy.client.getPrompt({ name: "slow__greet", arguments: { name: "Ada" } }),
+        proxy.client.callTool({ name: "resources", arguments: {} }),
+      ]);
+      release();
+      const [resources, prompts, read, prompt, tool] = await lists;
+      expect(resources.resources.map((r) => r.uri)).toContain("fixture://info");
+      expect(prompts.prompts.map((p) => p.name)).toContain("slow__greet");
+      expect(JSON.stringify(read.contents)).toContain("fixture://info");
+      expect(JSON.stringify(prompt.messages)).toContain("Ada");
+      expect(text(tool)).toContain("slow\tfixture://info");
+    } finally {
+      release();
+      await proxy.close();
+    }
+  });
+});

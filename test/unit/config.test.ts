@@ -92,6 +92,22 @@ describe("loadConfig", () => {
     expect(config.servers.map((s) => s.name)).toEqual(["memory"]);
   });
 
+  // Found by the config fuzz (test/fuzz/config.test.ts): jsonc-parser overflowed its stack and
+  // mcpx died with "fatal: Maximum call stack size exceeded".
+  it.each([
+    ["mcpx.json", 100_000, (a: string) => `{"mcpServers":{"a":{"command":"node","args":${a}}}}`],
+    [".mcp.json", 100_000, (a: string) => `{"mcpServers":{"a":{"command":"node","args":${a}}}}`],
+    // smol-toml refuses 1,000 levels itself (a syntax error); 500 reach mcpx's checks.
+    ["config.toml", 500, (a: string) => `[mcp_servers.a]\ncommand = "node"\nargs = ${a}\n`],
+  ])("refuses a %s nested %i deep with a ConfigError naming the depth", (name, depth, text) => {
+    const deep = `${"[".repeat(depth)}1${"]".repeat(depth)}`;
+    const err = loadError(write(name, text(deep)));
+    expect(err.problems).toEqual([expect.stringContaining("nested more than 64 levels deep")]);
+    // 64 levels in all is still a config.
+    const shallow = `${"[".repeat(60)}"x"${"]".repeat(60)}`;
+    expect(loadError(write(name, text(shallow))).message).not.toContain("nested");
+  });
+
   it("reports a missing file with its absolute path and what to pass instead", () => {
     const missing = path.join(dir, "nope.json");
     const err = loadError(missing);

@@ -119,6 +119,33 @@ describe("detecting the format", () => {
     expect(p).toMatch(/^not valid TOML at line 2, column \d+\. Fix the syntax\.$/);
     expect(p).not.toContain("sk-live");
   });
+
+  // Found by the config fuzz (test/fuzz/config.test.ts): null threw TypeError ("Cannot read
+  // properties of null").
+  it.each(["null", "[]", "3", '"text"'])(
+    "mcpx.json holding %s: a ConfigError asking for an object",
+    (text) => {
+      const file = path.join(tempDir(), "mcpx.json");
+      writeFileSync(file, text);
+      expect(problemsOf(() => loadConfig(file, {}))).toEqual([
+        expect.stringContaining("(root): must be a JSON object"),
+      ]);
+    },
+  );
+
+  // Found by the config fuzz (test/fuzz/config.test.ts): a TypeError ("Cannot use 'in'
+  // operator") instead of the problem's key path.
+  it.each([
+    ["claude_desktop_config.json", '{"mcpServers":{"s":false}}', "mcpServers.s"],
+    [".mcp.json", '{"mcpServers":{"s":7}}', "mcpServers.s"],
+    ["mcp.json", '{"servers":{"s":"text"}}', "servers.s"],
+    ["settings.json", '{"mcpServers":{"s":null}}', "mcpServers.s"],
+    ["config.toml", "mcp_servers.s = 3\n", "mcp_servers.s"],
+  ])("%s with a server that is not an object: a ConfigError naming it", (name, text, at) => {
+    const file = path.join(tempDir(), name);
+    writeFileSync(file, text);
+    expect(problemsOf(() => loadConfig(file, {})).join("\n")).toContain(at);
+  });
 });
 
 describe("Claude Code", () => {

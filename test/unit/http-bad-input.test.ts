@@ -103,6 +103,24 @@ describe("a request whose era cannot be told", () => {
     expect(res.status).toBe(415);
     expect((await answer(res)).message).toMatch(/Content-Type must be application\/json/);
   });
+
+  // Found by the HTTP fuzz (test/fuzz/http.test.ts): body-parser refused the charset and mcpx
+  // answered 500, -32603, as if it were its own bug.
+  it.each(["latin1", "bogus"])(
+    "a JSON body in charset %s: 415, -32600 asking for UTF-8",
+    async (charset) => {
+      const a = await post(LIST, { "content-type": `application/json; charset=${charset}` });
+      expect(a.status).toBe(415);
+      expect(a.code).toBe(-32600);
+      expect(a.message).toMatch(/UTF-8/);
+    },
+  );
+
+  it("a compressed body mcpx does not inflate: 415, -32600", async () => {
+    const a = await post(LIST, { "content-encoding": "br-nonsense" });
+    expect(a.status).toBe(415);
+    expect(a.code).toBe(-32600);
+  });
 });
 
 describe("unsupported protocol versions", () => {

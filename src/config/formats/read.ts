@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
+import { nestsDeeper } from "../../json.js";
 import { formatPath, isObject, type KeyPath } from "../issues.js";
 import type { Origin } from "../servers.js";
 import { ConfigError } from "../types.js";
@@ -57,11 +58,17 @@ export function readSource(file: string, options: ReadOptions = {}): Source {
   const abs = path.resolve(file);
   const text = readText(abs);
   const toml = options.format === "codex" || path.extname(abs) === ".toml";
-  const doc = toml ? parseTomlText(abs, text) : parseJsonText(abs, text);
+  const doc = parseNested(abs, () => (toml ? parseTomlText(abs, text) : parseJsonText(abs, text)));
   const format = options.format ?? detect(abs, doc);
   if (format === "mcpx") {
     // mcpx's own files are strict JSON: no comments, no trailing commas.
-    return { file: abs, text, format, doc: strictJson(abs, text) };
+    const strict = strictJson(abs, text);
+    if (!isObject(strict)) {
+      throw new ConfigError(abs, [
+        '(root): must be a JSON object like { "mcpServers": { "name": { "command": "..." } } }.',
+      ]);
+    }
+    return { file: abs, text, format, doc: strict };
   }
   if (!isObject(doc)) {
     throw new ConfigError(abs, [`(root): must be an object, as a ${labelOf(format)} file is.`]);
@@ -162,7 +169,8 @@ function assemble(
       report.dropped.push({ name: entry.name, key, why });
       warnings.push(`${at}.${key}: left out (${why}).`);
     }
-    if ("unsupported" in entry.server) {
+    // A client entry that is not an object stays as it is, for parseConfig to report.
+    if (isObject(entry.server) && "unsupported" in entry.server) {
       const why = String(entry.server.unsupported);
       report.unsupported.push({ name: entry.name, why });
       warnings.push(`${at}: not served by mcpx: ${why}.`);
@@ -221,6 +229,29 @@ function readText(abs: string): string {
   }
 }
 
+/**
+ * Objects and arrays a config may nest. A real one needs a handful of levels; the parsers and
+ * every check after them recurse, and a hostile file thousands deep would overflow their stack.
+ */
+export const CONFIG_DEPTH = 64;
+
+/** Parse with `parse`; a file nested past CONFIG_DEPTH is a ConfigError, not a stack overflow. */
+function parseNested(abs: string, parse: () => unknown): unknown {
+  const tooDeep = () =>
+    new ConfigError(abs, [
+      `(root): nested more than ${CONFIG_DEPTH} levels deep. A config needs a few; check that this is the file you meant.`,
+    ]);
+  let doc: unknown;
+  try {
+    doc = parse();
+  } catch (err) {
+    if (err instanceof RangeError) throw tooDeep();
+    throw err;
+  }
+  if (nestsDeeper(doc, CONFIG_DEPTH)) throw tooDeep();
+  return doc;
+}
+
 /** Client JSON files may have comments and trailing commas (VS Code, Gemini write JSONC). */
 function parseJsonText(abs: string, text: string): unknown {
   const errors: ParseError[] = [];
@@ -234,9 +265,9 @@ function parseJsonText(abs: string, text: string): unknown {
   return doc;
 }
 
-function strictJson(abs: string, text: string): Record<string, unknown> {
+function strictJson(abs: string, text: string): unknown {
   try {
-    return JSON.parse(text) as Record<string, unknown>;
+    return JSON.parse(text) as unknown;
   } catch (err) {
     const position = /position (\d+)/.exec((err as Error).message)?.[1];
     // Only the place: V8's message may quote a snippet of the file, and the file may hold a token.

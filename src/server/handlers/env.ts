@@ -30,6 +30,21 @@ export function requestView(env: HandlerEnv, req: ServerContext) {
 }
 
 /**
+ * The caller and its view once none of the view's servers is still starting (discovery is
+ * bounded by discoveryTimeout; a cancelled request stops waiting). A client that asks once, right
+ * after spawning mcpx — a CLI such as the MCP Inspector's — would otherwise get empty lists of
+ * prompts and resources and never see the list_changed that follows.
+ */
+export async function startedView(env: HandlerEnv, req: ServerContext) {
+  const { caller, view } = requestView(env, req);
+  const starting = view.servers().filter((s) => s.status === "starting");
+  if (starting.length === 0) return { caller, view };
+  const signal = req.mcpReq.signal;
+  await Promise.all(starting.map((s) => env.ctx.registry.started(s.name, signal).catch(() => {})));
+  return { caller, view: env.ctx.views.forCaller(caller) };
+}
+
+/**
  * JSON-RPC code of a relayed request the upstream did not answer (down, busy, timed out):
  * the implementation-defined server error of JSON-RPC, not -32603, which says mcpx failed.
  */

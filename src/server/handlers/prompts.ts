@@ -10,11 +10,11 @@ import {
   type Prompt,
   type Server,
 } from "@modelcontextprotocol/server";
-import { listVersions, relayError, requestView, type HandlerEnv } from "./env.js";
+import { listVersions, relayError, startedView, type HandlerEnv } from "./env.js";
 
 export function registerPromptHandlers(server: Server, env: HandlerEnv): void {
-  server.setRequestHandler("prompts/list", (request, req) => {
-    const { view } = requestView(env, req);
+  server.setRequestHandler("prompts/list", async (request, req) => {
+    const { view } = await startedView(env, req);
     const page = env
       .cursors()
       .page(
@@ -34,7 +34,7 @@ export function registerPromptHandlers(server: Server, env: HandlerEnv): void {
   });
 
   server.setRequestHandler("prompts/get", async (request, req) => {
-    const { caller, view } = requestView(env, req);
+    const { caller, view } = await startedView(env, req);
     const name = request.params.name;
     // Looked up in the view's own name → (server, prompt) map: never split apart.
     const entry = view.prompt(name);

@@ -10,13 +10,13 @@ import {
   type ResourceTemplateType,
   type Server,
 } from "@modelcontextprotocol/server";
-import { listVersions, relayError, requestView, type HandlerEnv } from "./env.js";
+import { listVersions, relayError, startedView, type HandlerEnv } from "./env.js";
 
 export function registerResourceHandlers(server: Server, env: HandlerEnv): void {
   const { ctx } = env;
 
-  server.setRequestHandler("resources/list", (request, req) => {
-    const { view } = requestView(env, req);
+  server.setRequestHandler("resources/list", async (request, req) => {
+    const { view } = await startedView(env, req);
     const list = view.resources();
     const page = env
       .cursors()
@@ -30,8 +30,8 @@ export function registerResourceHandlers(server: Server, env: HandlerEnv): void 
     );
   });
 
-  server.setRequestHandler("resources/templates/list", (request, req) => {
-    const { view } = requestView(env, req);
+  server.setRequestHandler("resources/templates/list", async (request, req) => {
+    const { view } = await startedView(env, req);
     const list = view.templates();
     const page = env
       .cursors()
@@ -44,7 +44,7 @@ export function registerResourceHandlers(server: Server, env: HandlerEnv): void 
   });
 
   server.setRequestHandler("resources/read", async (request, req) => {
-    const { caller, view } = requestView(env, req);
+    const { caller, view } = await startedView(env, req);
     const uri = request.params.uri;
     // The server whose entry the list shows, else the first whose template matches.
     const owner = view.resourceOwner(uri);

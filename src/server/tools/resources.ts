@@ -2,7 +2,7 @@ import { UriTemplate } from "@modelcontextprotocol/server";
 import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/results.js";
 import type { CatalogView } from "../../registry/view.js";
 import { textResult, type ContentBlock, type ToolResult } from "../../types.js";
-import type { MetaTool } from "../context.js";
+import type { MetaTool, ProxyContext } from "../context.js";
 
 export const resourcesTool: MetaTool = {
   name: "resources",
@@ -30,6 +30,7 @@ export const resourcesTool: MetaTool = {
       if ("error" in page) return textResult(page.error, true);
       return ctx.executor.readResult(uri, page.offset, page.limit, { caller: req.caller });
     }
+    await untilStarted(ctx, req.view, server, req.signal);
     if (uri !== undefined) {
       const target = expandTemplate(uri, args.arguments, server, req.view);
       if ("error" in target) return textResult(target.error, true);
@@ -69,6 +70,23 @@ export const resourcesTool: MetaTool = {
     );
   },
 };
+
+/**
+ * Wait for the servers still starting (the named one, else all of the view's; discovery is
+ * bounded), as describe and call do: a first resources() right after mcpx starts must list them,
+ * not answer "No resources.".
+ */
+async function untilStarted(
+  ctx: ProxyContext,
+  view: CatalogView,
+  server: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const starting = view
+    .servers()
+    .filter((s) => s.status === "starting" && (server === undefined || s.name === server));
+  await Promise.all(starting.map((s) => ctx.registry.started(s.name, signal).catch(() => {})));
+}
 
 /** Variables of `{?x}` and `{&x}` expressions: optional query parameters. */
 const OPTIONAL_EXPRESSION = /^[?&]/;
