@@ -66,7 +66,10 @@ const IN_FLIGHT = Number(opts["in-flight"]);
 const CALL_TIMEOUT_MS = 120_000;
 
 function configOf(policy: Policy): unknown {
-  return { mcpServers: { everything: { ...everything(), session: policy } } };
+  // A burst grows isolated spares up to maxSessions; they close after idleTimeout. A short one
+  // lets "after" show that they do (the default, 5 minutes, would outlast the run).
+  const idle = policy === "isolated" ? { idleTimeout: 2_000 } : {};
+  return { mcpServers: { everything: { ...everything(), session: policy, ...idle } } };
 }
 
 /** The arguments of `call` for one echo. */
