@@ -244,7 +244,8 @@ async function main(): Promise<void> {
   const cfg = configFile({
     mcpServers: {
       everything: { ...everything(), session: "shared" },
-      fixture: { ...fixture, session: "isolated" },
+      // Spares a burst grows close after idleTimeout: short, so the count settles within the run.
+      fixture: { ...fixture, session: "isolated", idleTimeout: 2_000 },
     },
   });
   const mcpx = await startHttpMcpx(cfg.file, ["--log-level", "warn"]);
