@@ -9,7 +9,7 @@ import type { CallEnded, CallStarted } from "../executor/events.js";
 import type { CallOutcome } from "../executor/executor.js";
 import type { LogLine } from "../logger.js";
 import type { ProxyContext } from "../server/context.js";
-import { Ring } from "./ring.js";
+import { Ring } from "../ring.js";
 
 /** One call as the dashboard shows it: never its arguments or result. */
 export interface CallRecord {

@@ -3,8 +3,9 @@
  * version, client info and capabilities, the token's caller) signed with HMAC-SHA256 and an
  * absolute expiry, so no replica keeps a session table another one would need to consult.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { SignedJson } from "./signed.js";
 import type { Config } from "../config/load.js";
 
 /** What a legacy session carries from its initialize to every later request. */
@@ -36,13 +37,16 @@ export class SessionTokens {
   /** Genuine ids seen lately and their claims: the same string always verifies the same way. */
   private readonly verified = new LRUCache<string, SessionClaims>({ max: VERIFIED_IDS });
 
-  constructor(private readonly key: Buffer) {}
+  private readonly signed: SignedJson;
+
+  constructor(key: Buffer) {
+    this.signed = new SignedJson(key);
+  }
 
   sign(claims: SessionClaims): string {
     const cc = JSON.stringify(claims.cc).length <= MAX_CAPABILITIES_CHARS ? claims.cc : {};
     const signed: SignedClaims = { ...claims, cc, n: randomBytes(12).toString("base64url") };
-    const body = Buffer.from(JSON.stringify(signed)).toString("base64url");
-    return `${body}.${this.mac(body).toString("base64url")}`;
+    return this.signed.seal(signed);
   }
 
   /** The claims of a genuine, unexpired id; undefined for anything else. */
@@ -56,24 +60,8 @@ export class SessionTokens {
 
   /** The claims of a genuinely signed id, expired or not. */
   private check(token: string): SessionClaims | undefined {
-    const dot = token.indexOf(".");
-    if (dot <= 0) return undefined;
-    const body = token.slice(0, dot);
-    const presented = Buffer.from(token.slice(dot + 1), "base64url");
-    const expected = this.mac(body);
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected))
-      return undefined;
-    let claims: unknown;
-    try {
-      claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
-    } catch {
-      return undefined;
-    }
+    const claims = this.signed.open(token);
     return isClaims(claims) ? claims : undefined;
-  }
-
-  private mac(body: string): Buffer {
-    return createHmac("sha256", this.key).update(body).digest();
   }
 }
 

@@ -4,9 +4,10 @@
  * next offset. Nothing is kept between requests, so any replica with the same key serves any
  * page; a page is only ever cut from the version the walk started on.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { CatalogList } from "../../registry/lists.js";
+import { SignedJson } from "../signed.js";
 
 /** Which list a cursor walks, with the method that lists it. */
 export const LIST_METHODS = {
@@ -35,11 +36,13 @@ export interface Page {
 
 /** Mints and checks cursors with one key (derived from the session key: see session-token.ts). */
 export class PageCursors {
-  private readonly key: Buffer;
+  private readonly signed: SignedJson;
 
   constructor(sessionKey: Buffer) {
     // A key of its own: a cursor is never a valid session id, nor the reverse.
-    this.key = createHmac("sha256", sessionKey).update("mcpx page cursor").digest();
+    this.signed = new SignedJson(
+      createHmac("sha256", sessionKey).update("mcpx page cursor").digest(),
+    );
   }
 
   /**
@@ -79,28 +82,12 @@ export class PageCursors {
   }
 
   private mint(claims: CursorClaims): string {
-    const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
-    return `${body}.${this.mac(body).toString("base64url")}`;
+    return this.signed.seal(claims);
   }
 
   private read(cursor: string): CursorClaims | undefined {
-    const dot = cursor.indexOf(".");
-    if (dot <= 0) return undefined;
-    const body = cursor.slice(0, dot);
-    const presented = Buffer.from(cursor.slice(dot + 1), "base64url");
-    const expected = this.mac(body);
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected))
-      return undefined;
-    try {
-      const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as unknown;
-      return isClaims(claims) ? claims : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  private mac(body: string): Buffer {
-    return createHmac("sha256", this.key).update(body).digest();
+    const claims = this.signed.open(cursor);
+    return isClaims(claims) ? claims : undefined;
   }
 }
 
