@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { CLIENT_CAPABILITIES } from "../src/registry/session.js";
 import {
   getDefaultEnvironment,
   StdioClientTransport,
@@ -105,7 +106,12 @@ export async function connectDirect(name: string, spec: StdioSpec): Promise<Dire
     env: { ...getDefaultEnvironment(), ...spec.env },
     stderr: "ignore",
   });
-  const client = new Client({ name: "mcpx-bench-direct", version: "1.0.0" });
+  // Declares what mcpx declares upstream: some servers (server-everything) list more tools to a
+  // client with roots, elicitation and sampling, and both arms must count the same catalog.
+  const client = new Client(
+    { name: "mcpx-bench-direct", version: "1.0.0" },
+    { capabilities: CLIENT_CAPABILITIES },
+  );
   await client.connect(transport);
   return { name, client, close: () => client.close() };
 }

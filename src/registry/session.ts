@@ -56,7 +56,7 @@ const CLIENT_INFO = { name: "mcpx", version: VERSION };
  * relayed to the client whose call it belongs to (asker.ts), or refused at once when that client
  * did not declare it. Modern upstreams are also told, per request, what the calling client declared.
  */
-const CLIENT_CAPABILITIES = {
+export const CLIENT_CAPABILITIES = {
   roots: { listChanged: true },
   elicitation: { form: {}, url: {} },
   sampling: {},

@@ -10,6 +10,7 @@ import type { StatsReport } from "../../src/commands/stats.js";
 import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/client-files.js";
 import { mcpx, serveStdio, stdioClient } from "../helpers/cli.js";
 import { npmServer, startHttpFixture, stop, tempDir, writeConfig } from "../helpers/proxy.js";
+import { CLIENT_CAPABILITIES } from "../../src/registry/session.js";
 
 let upstream: Awaited<ReturnType<typeof startHttpFixture>>;
 beforeAll(async () => {
@@ -109,13 +110,6 @@ describe("mcpx validate", () => {
   });
 });
 
-/** What mcpx declares to its upstreams (src/registry/session.ts). */
-const MCPX_CLIENT_CAPABILITIES = {
-  roots: { listChanged: true },
-  elicitation: { form: {}, url: {} },
-  sampling: {},
-};
-
 describe("mcpx stats", () => {
   it("rows add up to the totals, and match the token benchmark's count", async () => {
     const files = tempDir();
@@ -147,7 +141,7 @@ describe("mcpx stats", () => {
       // Declaring what mcpx declares upstream: server-everything lists its roots, elicitation
       // and sampling tools only to a client that can answer them.
       const direct = await stdioClient(process.execPath, [npmServer(pkg).args[0]!, ...spec], {
-        capabilities: MCPX_CLIENT_CAPABILITIES,
+        capabilities: CLIENT_CAPABILITIES,
       });
       try {
         // The raw list, as a client receives it: the SDK's typed listTools drops keys it does not know.
