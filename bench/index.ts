@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
+import { removeFileTempDirs } from "../test/helpers/temp.js";
 import type { BenchSection } from "./report.js";
 import { runDashboardBench } from "./dashboard.js";
 import { runCodeModeBench } from "./codemode.js";
@@ -50,10 +51,15 @@ async function main(): Promise<void> {
 
   const at = new Date();
   const fresh = new Map<string, BenchSection>();
-  for (const id of ids) {
-    const section = await SECTIONS[id]!();
-    fresh.set(id, section);
-    console.log(`\n## ${section.title}\n\n${section.markdown}\n`);
+  try {
+    for (const id of ids) {
+      const section = await SECTIONS[id]!();
+      fresh.set(id, section);
+      console.log(`\n## ${section.title}\n\n${section.markdown}\n`);
+    }
+  } finally {
+    // Sections make their folders with the tests' tempDir(); outside vitest nothing removes them.
+    removeFileTempDirs();
   }
 
   writeSections([...fresh.values()], at);
