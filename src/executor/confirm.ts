@@ -7,8 +7,10 @@ import type { Profile } from "../config/load.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ClientChannel } from "../registry/channel.js";
+import type { ServerState } from "../registry/registry.js";
 import { globToRegExp } from "../registry/profiles.js";
 import { textResult, type ToolDef, type ToolResult } from "../types.js";
+import type { CallContext } from "./executor.js";
 
 /** The `confirm` entry meaning every tool annotated `destructiveHint: true`. */
 export const DESTRUCTIVE = "destructive";
@@ -115,4 +117,32 @@ function refusal(decision: ConfirmDecision, request: ConfirmRequest, failure: st
 function shownArguments(args: Record<string, unknown>, logger: Logger): string {
   const text = logger.redact(JSON.stringify(args));
   return text.length <= ARGUMENTS_SHOWN ? text : `${text.slice(0, ARGUMENTS_SHOWN - 1)}…`;
+}
+
+/**
+ * A tool the caller's profile lists under `confirm` runs only once the person allowed it:
+ * undefined to go ahead, else the answer to give instead.
+ */
+export async function confirmFor(
+  server: ServerState,
+  tool: ToolDef,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+  logger: Logger,
+): Promise<ToolResult | undefined> {
+  const profile = ctx.view?.profile;
+  const entry = confirmEntry(profile, server.name, tool);
+  if (!profile || entry === undefined) return undefined;
+  return confirmCall({
+    profile,
+    entry,
+    server: server.name,
+    tool: tool.name,
+    args,
+    caller: ctx.caller ?? "default",
+    client: ctx.client,
+    timeoutMs: server.config.timeoutMs,
+    ...(ctx.signal && { signal: ctx.signal }),
+    logger,
+  });
 }

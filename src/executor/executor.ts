@@ -18,10 +18,11 @@ import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
-import { confirmCall, confirmEntry } from "./confirm.js";
+import { confirmFor } from "./confirm.js";
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
+import { InFlight } from "./inflight.js";
 import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
 import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
@@ -119,9 +120,8 @@ export class Executor {
   private validator: ArgumentValidator | undefined;
   private readonly log: Logger;
   private readonly shaper: ResultShaper;
-  /** Calls and reads under way, each with the controller that cancels it. */
-  private readonly inflight = new Map<Promise<unknown>, AbortController>();
-  private accepting = true;
+  /** Calls and reads under way, and the drain that ends them. */
+  private readonly inflight: InFlight;
   /** Started and ended calls (caller, tool, duration, outcome; never arguments), for dashboards. */
   readonly events = new CallEvents();
 
@@ -130,6 +130,7 @@ export class Executor {
     private readonly options: ExecutorOptions,
   ) {
     this.log = options.logger;
+    this.inflight = new InFlight(options.logger);
     this.shaper = new ResultShaper(
       new ResultStore(options.resultStore, options.now),
       options.compression,
@@ -143,7 +144,8 @@ export class Executor {
     ctx: CallContext = {},
     options: CallOptions = {},
   ): Promise<ToolResult> {
-    if (!this.accepting && ctx.parentCallId === undefined) return textResult(SHUTTING_DOWN, true);
+    if (!this.inflight.accepting && ctx.parentCallId === undefined)
+      return textResult(SHUTTING_DOWN, true);
     const started = performance.now();
     const event = this.events.start(ref, ctx.caller ?? "default", ctx.parentId);
     const notes = [...(options.notes ?? [])];
@@ -183,7 +185,7 @@ export class Executor {
   async script(source: string, ctx: CallContext, options: ScriptOptions): Promise<ToolResult> {
     const sandbox = this.options.sandbox;
     if (!sandbox) return textResult(codeModeOff(options.limitSetting), true);
-    if (!this.accepting) return textResult(SHUTTING_DOWN, true);
+    if (!this.inflight.accepting) return textResult(SHUTTING_DOWN, true);
     const id = randomUUID();
     const started = performance.now();
     // The dashboard shows the script as a call and its inner calls under it (parentId).
@@ -228,38 +230,13 @@ export class Executor {
    * Stop taking calls, give those under way `graceMs` to finish, then cancel the rest. Resolves
    * once every call has answered (cancelled ones answer at once).
    */
-  async drain(graceMs: number): Promise<void> {
-    this.accepting = false;
-    const pending = [...this.inflight.keys()];
-    if (pending.length === 0) return;
-    this.log.info(`waiting up to ${graceMs} ms for ${pending.length} call(s) to finish`);
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, graceMs);
-    });
-    await Promise.race([Promise.allSettled(pending), grace]);
-    clearTimeout(timer);
-    if (this.inflight.size > 0) {
-      this.log.warn(`cancelling ${this.inflight.size} call(s) still running after ${graceMs} ms`);
-      for (const controller of this.inflight.values()) controller.abort(new Error(SHUTTING_DOWN));
-      await Promise.allSettled([...this.inflight.keys()]);
-    }
+  drain(graceMs: number): Promise<void> {
+    return this.inflight.drain(graceMs);
   }
 
   /** Run `work` with a signal that the caller's signal and drain() can both abort. */
-  private async track<T>(ctx: CallContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(ctx.signal?.reason);
-    if (ctx.signal?.aborted) controller.abort(ctx.signal.reason);
-    ctx.signal?.addEventListener("abort", onAbort, { once: true });
-    const running = work(controller.signal);
-    this.inflight.set(running, controller);
-    try {
-      return await running;
-    } finally {
-      this.inflight.delete(running);
-      ctx.signal?.removeEventListener("abort", onAbort);
-    }
+  private track<T>(ctx: CallContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return this.inflight.track(ctx.signal, work);
   }
 
   private async run(
@@ -309,33 +286,9 @@ export class Executor {
         target,
       };
     }
-    const denied = await this.confirm(server, tool, args.value, ctx);
+    const denied = await confirmFor(server, tool, args.value, ctx, this.log);
     if (denied) return { result: denied, outcome: "declined", target };
     return { ...(await this.forward(server, tool, args.value, ctx, options)), target };
-  }
-
-  /** A tool the caller's profile lists under `confirm` runs only once the person allowed it. */
-  private async confirm(
-    server: ServerState,
-    tool: ToolDef,
-    args: Record<string, unknown>,
-    ctx: CallContext,
-  ): Promise<ToolResult | undefined> {
-    const profile = ctx.view?.profile;
-    const entry = confirmEntry(profile, server.name, tool);
-    if (!profile || entry === undefined) return undefined;
-    return confirmCall({
-      profile,
-      entry,
-      server: server.name,
-      tool: tool.name,
-      args,
-      caller: ctx.caller ?? "default",
-      client: ctx.client,
-      timeoutMs: server.config.timeoutMs,
-      ...(ctx.signal && { signal: ctx.signal }),
-      logger: this.log,
-    });
   }
 
   /** Run a resolved, validated call on an upstream session and shape what it answers. */
@@ -412,7 +365,7 @@ export class Executor {
     run: (session: UpstreamSession, options: RequestOptions) => Promise<T>,
   ): Promise<RelayEnd<T>> {
     const steps: RelaySteps = {
-      accepting: this.accepting,
+      accepting: this.inflight.accepting,
       log: this.log,
       catalog: ctx.view ?? this.registry,
       track: (c, work) => this.track(c, work),
@@ -428,7 +381,7 @@ export class Executor {
     serverName?: string,
     ctx: CallContext = {},
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
-    if (!this.accepting) return { error: SHUTTING_DOWN };
+    if (!this.inflight.accepting) return { error: SHUTTING_DOWN };
     return this.track(ctx, (signal) => this.read(uri, serverName, { ...ctx, signal }));
   }
 

@@ -1,0 +1,59 @@
+/**
+ * The calls and reads under way, each with the controller that cancels it, and the drain that
+ * ends them at shutdown: stop taking new ones, give those running a grace period, cancel the rest.
+ */
+import type { Logger } from "../logger.js";
+import { SHUTTING_DOWN } from "./failures.js";
+
+export class InFlight {
+  private readonly running = new Map<Promise<unknown>, AbortController>();
+  private open = true;
+
+  constructor(private readonly log: Logger) {}
+
+  /** False once drain() began: new work is refused. */
+  get accepting(): boolean {
+    return this.open;
+  }
+
+  /** Run `work` with a signal that `signal` (the client's) and drain() can both abort. */
+  async track<T>(
+    signal: AbortSignal | undefined,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) controller.abort(signal.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const running = work(controller.signal);
+    this.running.set(running, controller);
+    try {
+      return await running;
+    } finally {
+      this.running.delete(running);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Stop taking work, give what is under way `graceMs` to finish, then cancel the rest. Resolves
+   * once everything has answered (cancelled work answers at once).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.open = false;
+    const pending = [...this.running.keys()];
+    if (pending.length === 0) return;
+    this.log.info(`waiting up to ${graceMs} ms for ${pending.length} call(s) to finish`);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.allSettled(pending), grace]);
+    clearTimeout(timer);
+    if (this.running.size > 0) {
+      this.log.warn(`cancelling ${this.running.size} call(s) still running after ${graceMs} ms`);
+      for (const controller of this.running.values()) controller.abort(new Error(SHUTTING_DOWN));
+      await Promise.allSettled([...this.running.keys()]);
+    }
+  }
+}
