@@ -3,6 +3,7 @@ import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
 import type { ClientFactory, UpstreamSession } from "./connection.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
+import { WaitQueue } from "./queue.js";
 import { SpareTarget } from "./spares.js";
 import { systemClock, type Clock } from "../health/clock.js";
 
@@ -64,13 +65,6 @@ export interface PoolStats {
   warming: number;
 }
 
-interface Waiter {
-  /** Take this waiter's slot if it is free now; false leaves it waiting. Synchronous. */
-  claim(): boolean;
-  resolve(): void;
-  reject(err: Error): void;
-}
-
 /** Why a pool takes no more calls. */
 const CLOSED_MESSAGE = {
   retired: "the server was reconfigured by a config reload while the call waited; call it again",
@@ -90,7 +84,8 @@ interface CallerEntry {
 export class SessionPool {
   private readonly open = new Set<UpstreamSession>();
   private readonly spares: Promise<UpstreamSession>[] = [];
-  private readonly waiters: Waiter[] = [];
+  /** Calls waiting for a free session (isolated: under maxSessions; caller: a caller slot). */
+  private readonly queue: WaitQueue;
   private readonly callers = new Map<string, CallerEntry>();
   private shared: Promise<UpstreamSession> | undefined;
   /** Spares whose session is initialized (the others are still starting). */
@@ -122,6 +117,7 @@ export class SessionPool {
     private readonly options: PoolOptions,
   ) {
     this.listWatch = new ListWatch(() => this.watchSession(), { logger: options.logger });
+    this.queue = new WaitQueue(options.maxSessions);
     this.spareTarget = new SpareTarget({
       min: options.prewarm,
       max: Math.max(options.prewarm, options.maxSessions),
@@ -154,7 +150,7 @@ export class SessionPool {
       policy: this.options.policy,
       open: this.open.size,
       leased: this.leased,
-      waiting: this.waiters.length,
+      waiting: this.queue.length,
       spares: this.spares.filter((p) => this.ready.has(p)).length,
       warming: this.spares.filter((p) => !this.ready.has(p)).length,
     };
@@ -267,7 +263,7 @@ export class SessionPool {
    */
   async retire(graceMs: number): Promise<void> {
     this.closedBecause ??= "retired";
-    for (const w of this.waiters.splice(0)) w.reject(this.closedError());
+    this.queue.rejectAll(this.closedError());
     if (this.leased > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
@@ -286,7 +282,7 @@ export class SessionPool {
   async close(): Promise<void> {
     this.closedBecause ??= "closed";
     this.spareTarget.stop();
-    for (const w of this.waiters.splice(0)) w.reject(this.closedError());
+    this.queue.rejectAll(this.closedError());
     await this.listWatch.stop();
     // Sessions still starting are torn down now (their processes killed), not left to finish.
     this.lifetime.abort();
@@ -307,7 +303,7 @@ export class SessionPool {
   // ---- isolated -------------------------------------------------------------------------
 
   private async acquireIsolated(options: AcquireOptions): Promise<Lease> {
-    await this.slot(options, () => {
+    await this.queue.wait(options, () => {
       if (this.leased >= this.options.maxSessions) return false;
       this.leased += 1;
       return true;
@@ -321,7 +317,7 @@ export class SessionPool {
       session = await this.takeSpareOrOpen();
     } catch (err) {
       this.leased -= 1;
-      this.wake();
+      this.queue.wake();
       throw err;
     }
     return this.lease(session, () => {
@@ -332,7 +328,7 @@ export class SessionPool {
         this.dispose(session);
         this.refill();
       });
-      this.wake();
+      this.queue.wake();
     });
   }
 
@@ -408,7 +404,7 @@ export class SessionPool {
 
   private async acquireForCaller(options: AcquireOptions): Promise<Lease> {
     if (!this.callers.has(options.caller)) {
-      await this.slot(options, () => {
+      await this.queue.wait(options, () => {
         if (this.callers.has(options.caller)) return true;
         if (this.callers.size >= this.options.maxSessions && !this.evictIdleCaller()) return false;
         const session = this.openSession();
@@ -446,7 +442,7 @@ export class SessionPool {
         );
         current.idleTimer.unref();
         // An idle session can now be evicted for a caller that is waiting for one.
-        this.wake();
+        this.queue.wake();
       }
     });
   }
@@ -467,7 +463,7 @@ export class SessionPool {
     clearTimeout(entry.idleTimer);
     this.callers.delete(caller);
     // A slot opened up: the next waiting caller may take it.
-    queueMicrotask(() => this.wake());
+    queueMicrotask(() => this.queue.wake());
     session.then(
       (s) => this.dispose(s),
       () => {
@@ -497,53 +493,6 @@ export class SessionPool {
         this.onRelease?.();
       },
     };
-  }
-
-  /**
-   * Wait until `claim()` succeeds, in arrival order, bounded by the call's timeout and signal.
-   * `claim` checks and takes the slot in one synchronous step, so no two calls take the same one.
-   */
-  private slot(options: AcquireOptions, claim: () => boolean): Promise<void> {
-    if (this.waiters.length === 0 && claim()) return Promise.resolve();
-    if (options.signal?.aborted) {
-      return Promise.reject(new Error("cancelled while waiting for a free session"));
-    }
-    return new Promise<void>((resolve, reject) => {
-      const started = Date.now();
-      const waiter: Waiter = {
-        claim,
-        resolve: () => {
-          cleanup();
-          resolve();
-        },
-        reject: (err) => {
-          cleanup();
-          reject(err);
-        },
-      };
-      const timer = setTimeout(() => {
-        waiter.reject(
-          new ProxyError(
-            "UPSTREAM_BUSY",
-            `all ${this.options.maxSessions} sessions stayed busy for ${Date.now() - started} ms (maxSessions ${this.options.maxSessions})`,
-          ),
-        );
-      }, options.timeoutMs);
-      const onAbort = () => waiter.reject(new Error("cancelled while waiting for a free session"));
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      const cleanup = () => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener("abort", onAbort);
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-      };
-      this.waiters.push(waiter);
-    });
-  }
-
-  /** Let waiters in, in order, while their slots are free. */
-  private wake(): void {
-    for (let first = this.waiters[0]; first?.claim(); first = this.waiters[0]) first.resolve();
   }
 
   private async openSession(): Promise<UpstreamSession> {
