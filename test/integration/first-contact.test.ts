@@ -89,7 +89,7 @@ describe("optional requests that fail", () => {
 
   it("a failed tools/list is down, and says it was tools/list", async () => {
     const file = writeConfig({
-      mcpServers: { partial: fixtureServer("partial.mjs", { PARTIAL_TOOLS: "fail" }) },
+      mcpServers: { partial: fixtureServer("partial.mjs", { PARTIAL_TOOLS: "error-on-list" }) },
     });
     proxy = await startStdio(file);
     const list = await catalogLine();
@@ -135,7 +135,8 @@ describe("real servers that declare resources without resources/templates/list",
       };
       expect(direct.kubernetes.length).toBeGreaterThan(10);
       expect(direct.database.length).toBeGreaterThan(5);
-      proxy = await startStdio(writeConfig({ mcpServers: servers }));
+      // A generous discovery bound: two real servers on a machine that may be busy.
+      proxy = await startStdio(writeConfig({ discoveryTimeout: 60_000, mcpServers: servers }));
       for (const name of ["kubernetes", "database"] as const) {
         const about = await describeText({ method: name });
         expect(about).not.toMatch(/DOWN/);
@@ -223,7 +224,10 @@ describe("the first look", () => {
 
   it("a burst of tools/list_changed is one refresh and one log line", async () => {
     const file = writeConfig({
-      mcpServers: { partial: fixtureServer("partial.mjs", { PARTIAL_BURST: "5" }) },
+      mcpServers: {
+        // One shared session: the one that announces is the one listed again, and it lives on.
+        partial: { ...fixtureServer("partial.mjs", { PARTIAL_BURST: "5" }), session: "shared" },
+      },
     });
     proxy = await startStdio(file, ["--log-level", "debug"]);
     // The fixture's first call adds a tool and announces it five times.
