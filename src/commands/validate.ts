@@ -42,7 +42,13 @@ export async function validate(o: ValidateOptions): Promise<number> {
         out.push(`  ${s.name}: ${s.tools.length} tools: ${s.tools.map((t) => t.name).join(", ")}`);
       } else {
         down += 1;
-        out.push(`  ${s.name}: did not start: ${s.error ?? s.status}`);
+        out.push(`  ${s.name}: did not start: ${failedRequest(s.error)}`);
+      }
+      // Optional requests it failed: it works, without what they would have listed.
+      for (const [method, why] of Object.entries(s.notes ?? {})) {
+        out.push(
+          `  ${s.name}: note: ${method} failed (${why}); treated as empty, the server works`,
+        );
       }
     }
     process.stdout.write(redact(out.join("\n")) + "\n");
@@ -50,7 +56,7 @@ export async function validate(o: ValidateOptions): Promise<number> {
       return fail(
         1,
         `${down} of ${servers.length} servers did not start.`,
-        "Run the command of each one by hand to see why, or check its url and headers.",
+        "Each line above names the request that failed. When it is initialize, run the server's command by hand to see why, or check its url and headers; when it is tools/list, the server started and answered that request with an error.",
       );
     }
     return 0;
@@ -59,6 +65,14 @@ export async function validate(o: ValidateOptions): Promise<number> {
   } finally {
     await proxy.close();
   }
+}
+
+/** A discovery error naming the request that failed: tools/list says so itself, else the connection. */
+function failedRequest(error: string | undefined): string {
+  if (!error) return "initialize failed";
+  if (error.startsWith("tools/list failed") || error.startsWith("did not start within"))
+    return error;
+  return `initialize failed: ${error}`;
 }
 
 /** One line about a server with every value of env and headers hidden. */

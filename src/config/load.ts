@@ -184,6 +184,7 @@ function fromSettings(
 ): Pick<
   Config,
   | "discoveryTimeoutMs"
+  | "startupWaitMs"
   | "compression"
   | "health"
   | "log"
@@ -193,6 +194,7 @@ function fromSettings(
 > {
   return {
     discoveryTimeoutMs: s.discoveryTimeout ?? DEFAULTS.discoveryTimeoutMs,
+    startupWaitMs: s.startupWait ?? DEFAULTS.startupWaitMs,
     compression: {
       results: s.compression?.results ?? "auto",
       schemas: s.compression?.schemas ?? "typescript",

@@ -242,6 +242,16 @@ export const settingsSchema = z.strictObject({
   inheritEnv: z.boolean().optional(),
   /** How long discovery of one upstream may take at startup, in ms. */
   discoveryTimeout: timeoutMs.optional(),
+  /**
+   * How long a first look (tools/list, describe) waits for servers still starting, in ms; 0
+   * answers at once with what is ready.
+   */
+  startupWait: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3600 * 1000)
+    .optional(),
   /** Default per-call timeout in ms (a server's own `timeout` wins). */
   callTimeout: timeoutMs.optional(),
   compression: compressionSchema.optional(),

@@ -119,6 +119,8 @@ export interface Config {
   file: string;
   servers: ServerConfig[];
   discoveryTimeoutMs: number;
+  /** How long tools/list and describe wait for servers still starting before answering. */
+  startupWaitMs: number;
   compression: { results: ResultCompression; schemas: SchemaCompression };
   health: HealthSettings;
   /** Optional log file with size-based rotation. */
@@ -156,6 +158,7 @@ export interface Config {
 
 export const DEFAULTS = {
   discoveryTimeoutMs: 15_000,
+  startupWaitMs: 5_000,
   callTimeoutMs: 60_000,
   maxSessions: 8,
   idleTimeoutMs: 5 * 60_000,

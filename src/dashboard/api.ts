@@ -283,6 +283,11 @@ export class DashboardApi {
         consecutiveFailures: s.health.consecutiveFailures,
       }),
       ...(report?.error !== undefined && { error: this.redact(report.error) }),
+      ...(report?.notes !== undefined && {
+        notes: Object.fromEntries(
+          Object.entries(report.notes).map(([method, why]) => [method, this.redact(why)]),
+        ),
+      }),
       transport: s.config.spec.transport,
       policy: s.config.session.policy,
       ...(readySince !== undefined && { readySince }),

@@ -8,6 +8,11 @@ export interface ServerReport {
   era?: "legacy" | "modern";
   protocolVersion?: string;
   error?: string;
+  /**
+   * Optional requests the server failed (method → why): treated as empty or unsupported; the
+   * server stays up with its tools.
+   */
+  notes?: Record<string, string>;
   tools: number;
   consecutiveFailures: number;
   lastSuccessAt?: string;
@@ -44,6 +49,7 @@ export function healthReport(registry: Registry): HealthReport {
         protocolVersion: s.identity.protocolVersion,
       }),
       ...(s.error !== undefined && s.status !== "ready" && { error: s.error }),
+      ...(s.notes && { notes: { ...s.notes } }),
       tools: s.tools.length,
       consecutiveFailures: h.consecutiveFailures,
       ...(h.lastSuccessAt !== undefined && { lastSuccessAt: iso(h.lastSuccessAt) }),

@@ -54,7 +54,29 @@ export interface ServerState {
   prompts: PromptDef[];
   /** When the catalog of this server was last fetched (ms since epoch). */
   updatedAt?: number;
+  /**
+   * Where the catalog came from: "live" once discovery succeeded, "cache" when read from disk;
+   * undefined while there is no catalog yet (see `awaitsFirstCatalog`).
+   */
+  catalogFrom?: "live" | "cache";
+  /**
+   * Optional requests the upstream failed (method → why, redacted): treated as empty or
+   * unsupported for this server, which stays up with its tools. Absent when none failed.
+   */
+  notes?: Partial<Record<OptionalMethod, string>>;
 }
+
+/**
+ * Requests a server may fail without being down: its lists other than tools, and the relayed
+ * extras. A failure is noted on the server (describe, /healthz, dashboard), never "down".
+ */
+export type OptionalMethod =
+  | "resources/list"
+  | "resources/templates/list"
+  | "prompts/list"
+  | "completion/complete"
+  | "logging/setLevel"
+  | "resources/subscribe";
 
 export interface RegistryOptions {
   logger: Logger;
@@ -73,7 +95,7 @@ type UpdateListener = (server: string, uri: string) => void;
 /** The catalog part of a state, as one discovery produces it. */
 type Catalog = Pick<
   ServerState,
-  "identity" | "tools" | "resources" | "resourceTemplates" | "prompts"
+  "identity" | "tools" | "resources" | "resourceTemplates" | "prompts" | "notes"
 >;
 
 /**
@@ -98,6 +120,8 @@ export class Registry {
   /** fingerprint → the resource subscriptions clients hold on that group. */
   private readonly subscriptions = new Map<string, ResourceSubscriptions>();
   private readonly updateListeners = new Set<UpdateListener>();
+  /** "fingerprint\nlist kind" → the refresh under way, and the session to refresh from next. */
+  private readonly refreshing = new Map<string, { next?: UpstreamSession }>();
   private closed = false;
   private readonly log: Logger;
   private readonly now: () => number;
@@ -409,6 +433,43 @@ export class Registry {
     });
   }
 
+  /**
+   * Whether a first look at `name` (tools/list, describe) should wait for it: it is starting
+   * and has no catalog yet, live or cached. A server answered from a cached catalog is not.
+   */
+  awaitsFirstCatalog(name: string): boolean {
+    const state = this.states.get(name);
+    return state?.status === "starting" && state.catalogFrom === undefined;
+  }
+
+  /**
+   * Wait until none of `names` awaits its first catalog, for at most `startupWait`, or until
+   * `signal` aborts. Never rejects: the caller answers with what is ready, and names the servers
+   * still starting. Only this request waits; nothing else is held up.
+   */
+  async firstLook(names: readonly string[], signal?: AbortSignal): Promise<void> {
+    const waiting = () => names.some((n) => this.awaitsFirstCatalog(n));
+    const bound = this.config.startupWaitMs;
+    if (bound <= 0 || signal?.aborted || !waiting()) return;
+    await new Promise<void>((resolve) => {
+      let timer: unknown;
+      const done = () => {
+        off();
+        signal?.removeEventListener("abort", done);
+        if (this.clock) this.clock.clearTimeout(timer);
+        else clearTimeout(timer as NodeJS.Timeout);
+        resolve();
+      };
+      // Discovery (and a cached catalog) announce themselves through onChange.
+      const off = this.onChange(() => {
+        if (!waiting()) done();
+      });
+      signal?.addEventListener("abort", done, { once: true });
+      if (this.clock) timer = this.clock.setTimeout(done, bound);
+      else timer = setTimeout(done, bound).unref();
+    });
+  }
+
   private discover(name: string): Promise<void> {
     const running = this.discoverOnce(name).finally(() => {
       if (this.discovering.get(name) === running) this.discovering.delete(name);
@@ -430,12 +491,20 @@ export class Registry {
         // Later rediscoveries (issue: health) must fetch anew, not reuse this answer.
         void pending.finally(() => this.discoveries.delete(print)).catch(() => {});
       }
-      Object.assign(state, await pending, { status: "ready", updatedAt: this.now() });
+      const catalog = await pending;
+      const notesBefore = state.notes;
+      Object.assign(state, catalog, {
+        status: "ready",
+        updatedAt: this.now(),
+        catalogFrom: "live",
+      });
+      if (!catalog.notes) delete state.notes;
       delete state.error;
       state.health = { consecutiveFailures: 0, lastSuccessAt: this.now() };
       this.log.info(
         `${name}: ready, ${state.tools.length} tools, ${state.resources.length} resources in ${this.now() - started} ms`,
       );
+      this.logNotes(name, notesBefore, state.notes);
     } catch (err) {
       const wasDown = state.status === "down";
       state.status = "down";
@@ -459,23 +528,105 @@ export class Registry {
     if (!pool) throw new Error("no pool");
     const timeoutMs = this.config.discoveryTimeoutMs;
     const deadline = AbortSignal.timeout(timeoutMs);
+    // Once tools are in, the deadline no longer fails the discovery: optional lists still
+    // unanswered then end as notes (the deadline aborts them too).
+    let listed = false;
+    let opened = false;
     const work = pool.inspect(async (session) => {
+      opened = true;
       const opts = { timeoutMs, signal: deadline };
-      const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-        session.listTools(opts),
-        session.listResources(opts),
-        session.listResourceTemplates(opts),
-        session.listPrompts(opts),
+      const notes: NonNullable<ServerState["notes"]> = {};
+      const optional = <T>(method: OptionalMethod, list: () => Promise<T[]>) =>
+        this.optionalList(method, list, notes, deadline, timeoutMs);
+      const tools = session.listTools(opts).then(
+        (t) => {
+          listed = true;
+          return t;
+        },
+        (err: unknown) => {
+          // Only tools/list is required: say which request failed, not just how.
+          throw new Error(`tools/list failed: ${errorMessage(err)}`, { cause: err });
+        },
+      );
+      const [toolDefs, resources, resourceTemplates, prompts] = await Promise.all([
+        tools,
+        optional("resources/list", () => session.listResources(opts)),
+        optional("resources/templates/list", () => session.listResourceTemplates(opts)),
+        optional("prompts/list", () => session.listPrompts(opts)),
       ]);
-      return { identity: session.identity, tools, resources, resourceTemplates, prompts };
+      return {
+        identity: session.identity,
+        tools: toolDefs,
+        resources,
+        resourceTemplates,
+        prompts,
+        ...(Object.keys(notes).length > 0 && { notes }),
+      };
     });
     // The connect timeout bounds spawn + initialize and each list request its own time; this
     // bounds the whole discovery, so one slow upstream never holds up startup for longer.
     return await new Promise<Catalog>((resolve, reject) => {
-      const onTimeout = () => reject(new Error(`did not start within ${timeoutMs} ms`));
+      const onTimeout = () => {
+        const waitingFor = opened ? "tools/list" : "its connection and initialize";
+        if (!listed) reject(new Error(`did not start within ${timeoutMs} ms (${waitingFor})`));
+      };
       deadline.addEventListener("abort", onTimeout, { once: true });
       work.then(resolve, reject).finally(() => deadline.removeEventListener("abort", onTimeout));
     });
+  }
+
+  /**
+   * One optional list: its items, or, whatever the failure (method not found, invalid params,
+   * internal error, timeout), none, with the reason kept in `notes` under its method.
+   */
+  private async optionalList<T>(
+    method: OptionalMethod,
+    list: () => Promise<T[]>,
+    notes: NonNullable<ServerState["notes"]>,
+    deadline?: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<T[]> {
+    try {
+      return await list();
+    } catch (err) {
+      notes[method] = this.log.redact(
+        deadline?.aborted ? `no answer within ${timeoutMs} ms` : errorMessage(err),
+      );
+      return [];
+    }
+  }
+
+  /** Say once each optional request that newly failed, or works again, for `name`. */
+  private logNotes(name: string, before: ServerState["notes"], after: ServerState["notes"]): void {
+    for (const [method, why] of Object.entries(after ?? {})) {
+      if (before?.[method as OptionalMethod] === why) continue;
+      this.log.warn(`${name}: ${method} failed (${why}); treated as empty, the server stays up`);
+    }
+    for (const method of Object.keys(before ?? {})) {
+      if (after?.[method as OptionalMethod] === undefined)
+        this.log.info(`${name}: ${method} works again`);
+    }
+  }
+
+  /**
+   * Note (or clear) an optional request's failure on every server of `name`'s group, as
+   * discovery does for its lists; relayed extras (completion, setLevel, subscribe) report here.
+   */
+  noteOptional(name: string, method: OptionalMethod, why: string | undefined): void {
+    const print = this.prints.get(name);
+    if (print === undefined) return;
+    for (const n of this.namesOf(print)) {
+      const state = this.states.get(n);
+      if (!state || state.notes?.[method] === (why && this.log.redact(why))) continue;
+      const before = state.notes;
+      const next = { ...state.notes };
+      if (why === undefined) delete next[method];
+      else next[method] = this.log.redact(why);
+      if (Object.keys(next).length > 0) state.notes = next;
+      else delete state.notes;
+      this.logNotes(n, before, state.notes);
+      this.emit(n);
+    }
   }
 
   /** Every session a pool opens reports list changes here. */
@@ -494,10 +645,42 @@ export class Registry {
     });
   }
 
+  /**
+   * Refresh one list after list_changed. Coalesced per group and list: announcements arriving
+   * while one refresh runs (every session of a pool may send one, servers send them in bursts)
+   * make one more refresh after it, not one each.
+   */
   private async refresh(print: string, session: UpstreamSession, kind: ListKind): Promise<void> {
+    const key = `${print}\n${kind}`;
+    const running = this.refreshing.get(key);
+    if (running) {
+      running.next = session;
+      return;
+    }
+    const slot: { next?: UpstreamSession } = { next: session };
+    this.refreshing.set(key, slot);
+    try {
+      for (let s = slot.next; s; s = slot.next) {
+        delete slot.next;
+        await this.refreshOnce(print, s, kind);
+      }
+    } finally {
+      this.refreshing.delete(key);
+    }
+  }
+
+  private async refreshOnce(
+    print: string,
+    session: UpstreamSession,
+    kind: ListKind,
+  ): Promise<void> {
     if (this.closed || session.closed) return;
     const names = this.namesOf(print);
     const opts = { timeoutMs: this.config.discoveryTimeoutMs };
+    const notes: NonNullable<ServerState["notes"]> = {};
+    const optional = <T>(method: OptionalMethod, list: () => Promise<T[]>) =>
+      this.optionalList(method, list, notes);
+    let methods: OptionalMethod[] = [];
     try {
       // Listed on the session that announced the change: it is the one known to see it.
       const update: Partial<Catalog> = {};
@@ -506,13 +689,15 @@ export class Registry {
           update.tools = await session.listTools(opts);
           break;
         case "resources":
+          methods = ["resources/list", "resources/templates/list"];
           [update.resources, update.resourceTemplates] = await Promise.all([
-            session.listResources(opts),
-            session.listResourceTemplates(opts),
+            optional("resources/list", () => session.listResources(opts)),
+            optional("resources/templates/list", () => session.listResourceTemplates(opts)),
           ]);
           break;
         case "prompts":
-          update.prompts = await session.listPrompts(opts);
+          methods = ["prompts/list"];
+          update.prompts = await optional("prompts/list", () => session.listPrompts(opts));
           break;
         default: {
           const never: never = kind;
@@ -522,7 +707,23 @@ export class Registry {
       for (const name of names) {
         const state = this.states.get(name);
         if (!state) continue;
+        const before = state.notes;
+        const next = { ...state.notes };
+        for (const m of methods) {
+          if (notes[m] === undefined) delete next[m];
+          else next[m] = notes[m];
+        }
+        const changed =
+          JSON.stringify(pickCatalog(state, update)) !== JSON.stringify(update) ||
+          JSON.stringify(before ?? {}) !== JSON.stringify(next);
         Object.assign(state, update, { updatedAt: this.now() });
+        if (Object.keys(next).length > 0) state.notes = next;
+        else delete state.notes;
+        this.logNotes(name, before, state.notes);
+        if (!changed) {
+          this.log.debug(`${name}: ${kind} list changed; nothing new`);
+          continue;
+        }
         this.log.info(`${name}: ${kind} list changed; catalog refreshed`);
         this.emit(name);
       }
@@ -540,4 +741,11 @@ export class Registry {
       }
     }
   }
+}
+
+/** The fields of `state` that `update` sets, to tell whether a refresh changed anything. */
+function pickCatalog(state: ServerState, update: Partial<Catalog>): Partial<Catalog> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(update)) out[key] = state[key as keyof Catalog];
+  return out;
 }

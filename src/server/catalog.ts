@@ -61,8 +61,15 @@ export function describeDescription(servers: readonly ServerState[]): string {
 export function renderSearch(
   query: string,
   hits: readonly { server: ServerState; tool: ToolDef }[],
+  starting: readonly string[] = [],
 ): string {
+  // Servers still starting were not searched: "no match" would be a false answer.
+  const pending =
+    starting.length > 0
+      ? `${starting.length} server${starting.length === 1 ? "" : "s"} still starting (${starting.join(", ")}), not searched yet: ask again shortly.`
+      : "";
   if (hits.length === 0) {
+    if (pending) return `No tool matches "${query}" among the servers ready. ${pending}`;
     return `No tool matches "${query}". Try other words, or describe() for the whole catalog.`;
   }
   return [
@@ -71,6 +78,7 @@ export function renderSearch(
       ({ server, tool }) =>
         `${server.name}.${signature(tool.name, tool.inputSchema)}${hintTags(tool.annotations)} — ${firstSentence(tool.description)}`,
     ),
+    ...(pending ? [pending] : []),
   ].join("\n");
 }
 
@@ -79,7 +87,9 @@ export function renderCatalog(servers: readonly ServerState[]): string {
   return servers
     .map((s) => {
       const counts = `${s.tools.length} tools${s.prompts.length > 0 ? `, ${s.prompts.length} prompts` : ""}`;
-      const head = `## ${s.name} (${s.status === "ready" ? counts : s.status})${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
+      // The status is said once, by statusNote; counts only where the tools are there.
+      const listed = s.status === "ready" || s.status === "degraded" || s.tools.length > 0;
+      const head = `## ${s.name}${listed ? ` (${counts})` : ""}${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
       const tools = s.tools.map((t) => `${s.name}.${t.name} — ${firstSentence(t.description)}`);
       return [head, ...tools].join("\n");
     })
@@ -96,6 +106,9 @@ export function renderServer(s: ServerState): string {
     if (s.error) lines.push(`Error: ${s.error}`);
     lines.push("Its tools are unavailable until it is back; mcpx retries it.");
   }
+  if (s.status === "starting" && s.tools.length === 0) {
+    lines.push("Still starting: its tools are listed once it is ready; a call to it waits for it.");
+  }
   for (const t of s.tools) {
     lines.push(
       `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)} — ${firstSentence(t.description)}`,
@@ -110,7 +123,15 @@ export function renderServer(s: ServerState): string {
       `(${s.resources.length} resources, ${s.resourceTemplates.length} templates: see the resources tool)`,
     );
   }
+  lines.push(...noteLines(s));
   return lines.join("\n");
+}
+
+/** What an upstream failed without being down: each optional request, treated as empty. */
+function noteLines(s: ServerState): string[] {
+  return Object.entries(s.notes ?? {}).map(
+    ([method, why]) => `Note: ${method} failed (${firstSentence(why, 120)}); treated as empty.`,
+  );
 }
 
 /** `everything__args-prompt(city, state?) — A prompt with two arguments`: a prompt as a signature. */

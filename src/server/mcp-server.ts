@@ -171,9 +171,16 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     return {};
   });
 
-  server.setRequestHandler("tools/list", (_request, req) => {
+  server.setRequestHandler("tools/list", async (_request, req) => {
     const caller = callerOf(req);
-    const view = ctx.views.forCaller(caller);
+    let view = ctx.views.forCaller(caller);
+    // A first look right after initialize waits (up to startupWait) for servers still starting:
+    // clients that ignore list_changed would otherwise keep a catalog without their tools.
+    const names = view.servers().map((s) => s.name);
+    if (names.some((n) => ctx.registry.awaitsFirstCatalog(n))) {
+      await ctx.registry.firstLook(names, req.mcpReq.signal);
+      view = ctx.views.forCaller(caller);
+    }
     const tools = listMetaTools(view);
     memory.shown = tools[0]?.description;
     memory.caller = caller;

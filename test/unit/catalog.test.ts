@@ -8,6 +8,7 @@ import {
   DESCRIPTION_LIMIT,
   describeDescription,
   renderCatalog,
+  renderSearch,
   renderServer,
   renderTool,
   serverSummary,
@@ -180,7 +181,13 @@ describe("renderCatalog", () => {
 
   it("shows a failed server's status and error", () => {
     const failed = server("broken", { status: "down", error: "exit code 1" });
-    expect(renderCatalog([failed])).toBe("## broken (down) [DOWN: exit code 1]");
+    expect(renderCatalog([failed])).toBe("## broken [DOWN: exit code 1]");
+  });
+
+  it("says a status once: `## everything [starting]`, not `(starting) [starting]`", () => {
+    expect(renderCatalog([server("everything", { status: "starting" })])).toBe(
+      "## everything [starting]",
+    );
   });
 
   it("renders all 117 github tools as refs", () => {
@@ -278,5 +285,28 @@ describe("renderTool", () => {
     );
     expect(text.split("\n")[0]).toBe("s.t [destructive]");
     expect(text).toContain("(no arguments)\nReturns {\nok: boolean\n}");
+  });
+});
+
+describe("first contact", () => {
+  it("a search with servers still starting says so instead of a bare 'No tool matches'", () => {
+    const text = renderSearch("echo", [], ["everything", "slow"]);
+    expect(text).not.toMatch(/^No tool matches "echo"\. Try other words/);
+    expect(text).toContain("2 servers still starting (everything, slow)");
+    const one = renderSearch("echo", [{ server: memory, tool: memory.tools[0]! }], ["slow"]);
+    expect(one).toContain("1 server still starting (slow)");
+  });
+
+  it("describe(server) shows each failed optional request as a note, not as down", () => {
+    const partial = server("partial", {
+      tools: [tool("echo")],
+      notes: { "prompts/list": "MCP error -32603: prompt store unavailable" },
+    });
+    const text = renderServer(partial);
+    expect(text).toContain(
+      "Note: prompts/list failed (MCP error -32603: prompt store unavailable); treated as empty.",
+    );
+    expect(text).not.toMatch(/DOWN|down/);
+    expect(text).toContain("partial.echo()");
   });
 });

@@ -7,6 +7,8 @@ export interface ServerSummary {
   era?: string;
   protocolVersion?: string;
   error?: string;
+  /** Optional requests the server failed (method → why); it stays up with its tools. */
+  notes?: Record<string, string>;
   latencyMs?: number;
   consecutiveFailures: number;
   downSince?: string;

@@ -28,12 +28,20 @@ export function renderServers(servers: ServerSummary[], onOpen: (name: string) =
         { class: "num", "data-label": "Stderr dropped" },
         s.stderrLines ? int(s.stderrLines.dropped) : "0",
       ),
-      h("td", { class: "error", "data-label": "Last error" }, s.error ?? ""),
+      h("td", { class: "error", "data-label": "Last error" }, s.error ?? notesText(s.notes)),
     ),
   );
   if (rows.length === 0)
     rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No servers.")));
   fill(body("server-table"), ...rows);
+}
+
+/** A server's notes (optional requests it failed) in one cell: `prompts/list: why; …`. */
+function notesText(notes: Record<string, string> | undefined): string {
+  if (!notes) return "";
+  return Object.entries(notes)
+    .map(([method, why]) => `${method} failed (treated as empty): ${why}`)
+    .join("; ");
 }
 
 /** Ticks the uptime cells without a round trip. */

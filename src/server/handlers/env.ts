@@ -30,17 +30,16 @@ export function requestView(env: HandlerEnv, req: ServerContext) {
 }
 
 /**
- * The caller and its view once none of the view's servers is still starting (discovery is
- * bounded by discoveryTimeout; a cancelled request stops waiting). A client that asks once, right
+ * The caller and its view once none of the view's servers is still starting without a catalog
+ * (bounded by startupWait; a cancelled request stops waiting). A client that asks once, right
  * after spawning mcpx — a CLI such as the MCP Inspector's — would otherwise get empty lists of
  * prompts and resources and never see the list_changed that follows.
  */
 export async function startedView(env: HandlerEnv, req: ServerContext) {
   const { caller, view } = requestView(env, req);
-  const starting = view.servers().filter((s) => s.status === "starting");
-  if (starting.length === 0) return { caller, view };
-  const signal = req.mcpReq.signal;
-  await Promise.all(starting.map((s) => env.ctx.registry.started(s.name, signal).catch(() => {})));
+  const names = view.servers().map((s) => s.name);
+  if (!names.some((n) => env.ctx.registry.awaitsFirstCatalog(n))) return { caller, view };
+  await env.ctx.registry.firstLook(names, req.mcpReq.signal);
   return { caller, view: env.ctx.views.forCaller(caller) };
 }
 

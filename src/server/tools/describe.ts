@@ -19,11 +19,7 @@ async function describeOne(
   name: string,
   ctx: ProxyContext,
   view: CatalogView,
-  signal?: AbortSignal,
 ): Promise<{ text: string; error?: true }> {
-  // A server still starting is waited for (discovery is bounded), so its tools are there.
-  const named = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
-  if (named?.status === "starting") await ctx.registry.started(named.name, signal).catch(() => {});
   const servers = view.servers();
   const server = view.server(name);
   if (server) return { text: renderServer(server) };
@@ -65,14 +61,10 @@ async function describeApi(
   names: string[] | undefined,
   ctx: ProxyContext,
   view: CatalogView,
-  signal?: AbortSignal,
 ): Promise<{ text: string; error?: true }> {
   const groups = new Map<string, ApiServer>();
   const unknown: string[] = [];
   for (const name of names ?? view.servers().map((s) => s.name)) {
-    const named = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
-    if (named?.status === "starting")
-      await ctx.registry.started(named.name, signal).catch(() => {});
     const server = view.server(name);
     if (server) {
       groups.set(server.name, { server, tools: server.tools });
@@ -82,7 +74,7 @@ async function describeApi(
     const owner = ref && view.server(ref.server);
     const tool = owner?.tools.find((t) => t.name === ref?.tool);
     if (!owner || !tool) {
-      unknown.push((await describeOne(name, ctx, view, signal)).text);
+      unknown.push((await describeOne(name, ctx, view)).text);
       continue;
     }
     const group = groups.get(owner.name);
@@ -96,13 +88,46 @@ async function describeApi(
 /** How many matches describe({query}) returns. */
 const SEARCH_RESULTS = 10;
 
-function search(query: string, view: CatalogView): string {
+function search(query: string, ctx: ProxyContext, view: CatalogView): string {
   const hits = view.search(query, SEARCH_RESULTS).flatMap((h) => {
     const server = view.server(h.server);
     const tool = server?.tools.find((t) => t.name === h.tool);
     return server && tool ? [{ server, tool }] : [];
   });
-  return renderSearch(query, hits);
+  const starting = view
+    .servers()
+    .filter((s) => ctx.registry.awaitsFirstCatalog(s.name))
+    .map((s) => s.name);
+  return renderSearch(query, hits, starting);
+}
+
+/**
+ * The servers a describe looks at: the named ones (a tool ref names its server), else, for the
+ * whole catalog or a search, every server of the view.
+ */
+function looksAt(names: readonly unknown[] | undefined, view: CatalogView): string[] {
+  if (!names) return view.servers().map((s) => s.name);
+  return names.flatMap((n) => {
+    if (typeof n !== "string") return [];
+    const name = n.trim();
+    const server = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
+    return server ? [server.name] : [];
+  });
+}
+
+/**
+ * A first look waits for the servers it looks at that are still starting, up to `startupWait`
+ * (a cancelled request stops waiting), then answers from a fresh view with what is ready.
+ */
+async function afterFirstLook(
+  names: readonly unknown[] | undefined,
+  ctx: ProxyContext,
+  req: RequestContext,
+): Promise<RequestContext> {
+  const servers = looksAt(names, req.view);
+  if (!servers.some((n) => ctx.registry.awaitsFirstCatalog(n))) return req;
+  await ctx.registry.firstLook(servers, req.signal);
+  return { ...req, view: ctx.views.forCaller(req.caller) };
 }
 
 export const describeTool: MetaTool = {
@@ -123,14 +148,19 @@ export const describeTool: MetaTool = {
   }),
   annotations: { title: "Describe upstream tools", readOnlyHint: true, openWorldHint: false },
 
-  async handle(args, ctx, req): Promise<ToolResult> {
+  async handle(args, ctx, first): Promise<ToolResult> {
     const query = typeof args.query === "string" ? args.query.trim() : "";
     const method = args.method;
     const noMethod = method === undefined || method === null || method === "";
+    const req = await afterFirstLook(
+      noMethod || query !== "" ? undefined : Array.isArray(method) ? method : [method],
+      ctx,
+      first,
+    );
     if (args.api !== undefined && args.api !== false) return api(args, ctx, req);
     if (query === "" && noMethod) return textResult(renderCatalog(req.view.servers()));
     const parts: { text: string; error?: true }[] = [];
-    if (query !== "") parts.push({ text: search(query, req.view) });
+    if (query !== "") parts.push({ text: search(query, ctx, req.view) });
     if (!noMethod) {
       const names = Array.isArray(method) ? method : [method];
       if (names.length === 0 || names.some((n) => typeof n !== "string")) {
@@ -141,7 +171,7 @@ export const describeTool: MetaTool = {
       }
       parts.push(
         ...(await Promise.all(
-          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view, req.signal)),
+          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view)),
         )),
       );
     }
@@ -186,7 +216,6 @@ async function api(
     names?.map((n) => (n as string).trim()),
     ctx,
     req.view,
-    req.signal,
   );
   return textResult(answer.text, answer.error === true);
 }

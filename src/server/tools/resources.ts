@@ -72,8 +72,8 @@ export const resourcesTool: MetaTool = {
 };
 
 /**
- * Wait for the servers still starting (the named one, else all of the view's; discovery is
- * bounded), as describe and call do: a first resources() right after mcpx starts must list them,
+ * Wait for the servers still starting (the named one, else all of the view's; up to
+ * startupWait), as describe does: a first resources() right after mcpx starts must list them,
  * not answer "No resources.".
  */
 async function untilStarted(
@@ -82,10 +82,11 @@ async function untilStarted(
   server: string | undefined,
   signal: AbortSignal,
 ): Promise<void> {
-  const starting = view
+  const names = view
     .servers()
-    .filter((s) => s.status === "starting" && (server === undefined || s.name === server));
-  await Promise.all(starting.map((s) => ctx.registry.started(s.name, signal).catch(() => {})));
+    .filter((s) => server === undefined || s.name === server)
+    .map((s) => s.name);
+  await ctx.registry.firstLook(names, signal);
 }
 
 /** Variables of `{?x}` and `{&x}` expressions: optional query parameters. */
