@@ -37,7 +37,10 @@ export function requestView(env: HandlerEnv, req: ServerContext) {
  */
 export async function startedView(env: HandlerEnv, req: ServerContext) {
   const { caller, view } = requestView(env, req);
-  const starting = view.servers().filter((s) => s.status === "starting");
+  // A server with a cached catalog answers from it at once.
+  const starting = view
+    .servers()
+    .filter((s) => s.status === "starting" && s.catalogFrom !== "cache");
   if (starting.length === 0) return { caller, view };
   const signal = req.mcpReq.signal;
   await Promise.all(starting.map((s) => env.ctx.registry.started(s.name, signal).catch(() => {})));

@@ -23,7 +23,8 @@ async function describeOne(
 ): Promise<{ text: string; error?: true }> {
   // A server still starting is waited for (discovery is bounded), so its tools are there.
   const named = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
-  if (named?.status === "starting") await ctx.registry.started(named.name, signal).catch(() => {});
+  if (named?.status === "starting" && named.catalogFrom !== "cache")
+    await ctx.registry.started(named.name, signal).catch(() => {});
   const servers = view.servers();
   const server = view.server(name);
   if (server) return { text: renderServer(server) };
@@ -71,7 +72,7 @@ async function describeApi(
   const unknown: string[] = [];
   for (const name of names ?? view.servers().map((s) => s.name)) {
     const named = view.server(name) ?? view.server(parseToolRef(name)?.server ?? "");
-    if (named?.status === "starting")
+    if (named?.status === "starting" && named.catalogFrom !== "cache")
       await ctx.registry.started(named.name, signal).catch(() => {});
     const server = view.server(name);
     if (server) {

@@ -84,7 +84,12 @@ async function untilStarted(
 ): Promise<void> {
   const starting = view
     .servers()
-    .filter((s) => s.status === "starting" && (server === undefined || s.name === server));
+    .filter(
+      (s) =>
+        s.status === "starting" &&
+        s.catalogFrom !== "cache" &&
+        (server === undefined || s.name === server),
+    );
   await Promise.all(starting.map((s) => ctx.registry.started(s.name, signal).catch(() => {})));
 }
 
