@@ -269,6 +269,11 @@ describe("persistent catalog cache (in-process)", () => {
     await eventually(() => descendants(process.pid).length === 0, 10_000, "no upstream process");
     // Not down: a lazy server that is not running is ready to start.
     expect(state().status).toBe("ready");
+    // Health checks leave it alone: a ping would start it.
+    await clock.advance(cfg.health.intervalMs * 3);
+    expect(descendants(process.pid)).toEqual([]);
+    expect(state().running).toBe(false);
+    expect(state().health.lastCheckAt).toBeUndefined();
 
     const again = text(await proxy.context.executor.call("lazy.pid", {}));
     expect(again).not.toBe(pid);
