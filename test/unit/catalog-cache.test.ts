@@ -3,9 +3,10 @@
  * no secret inside, atomic writes, corrupt entries dropped with one log line, bounded size.
  */
 import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseConfig, type ServerConfig } from "../../src/config/load.js";
+import { ConfigError, parseConfig, type ServerConfig } from "../../src/config/load.js";
 import {
   CatalogCache,
   defaultCacheDir,
@@ -140,5 +141,45 @@ describe("CatalogCache", () => {
     expect((JSON.parse(readFileSync(cache.file("k3"), "utf8")) as { format: number }).format).toBe(
       1,
     );
+  });
+});
+
+describe("config keys", () => {
+  const servers = { mcpServers: { s: { command: "node" } } };
+  const problems = (raw: unknown, untrusted = false) => {
+    try {
+      parseConfig(raw, "/cfg/mcpx.json", {}, { untrusted });
+      return "";
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return err.problems.join("\n");
+    }
+  };
+
+  it('reads "start" and "catalogCache", and names a wrong value', () => {
+    const lazy = parseConfig(
+      { mcpServers: { s: { command: "node", start: "lazy" } }, catalogCache: "~/c" },
+      "/cfg/mcpx.json",
+      {},
+    );
+    expect(lazy.servers[0]?.start).toBe("lazy");
+    expect(lazy.catalogCache).toBe(path.join(os.homedir(), "c"));
+    expect(
+      parseConfig({ ...servers, catalogCache: "cache" }, "/cfg/mcpx.json", {}).catalogCache,
+    ).toBe("/cfg/cache");
+    expect(
+      parseConfig({ ...servers, catalogCache: false }, "/cfg/mcpx.json", {}).catalogCache,
+    ).toBe(false);
+    expect(parseConfig(servers, "/cfg/mcpx.json", {}).servers[0]?.start).toBeUndefined();
+    expect(problems({ mcpServers: { s: { command: "node", start: "later" } } })).toMatch(
+      /mcpServers\.s\.start/,
+    );
+    expect(problems({ ...servers, catalogCache: 3 })).toMatch(/catalogCache: must be false/);
+  });
+
+  it("refuses a cache folder chosen by an untrusted config", () => {
+    const remote = { mcpServers: { s: { url: "https://example.com/mcp" } } };
+    expect(problems({ ...remote, catalogCache: "/tmp/x" }, true)).toMatch(/catalogCache: refused/);
+    expect(problems({ ...remote, catalogCache: false }, true)).toBe("");
   });
 });
