@@ -7,6 +7,7 @@ import { SchemaCompiler } from "./compression/schema.js";
 import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
 import type { ClientFactory } from "./registry/connection.js";
+import { CatalogCache } from "./registry/catalog-cache.js";
 import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./registry/transport.js";
 import type { Clock } from "./health/clock.js";
@@ -25,6 +26,8 @@ export interface ProxyOptions {
   clock?: Clock;
   /** Replace how upstream sessions are opened (in-memory upstreams in tests). */
   factoryFor?: (server: ServerConfig) => ClientFactory;
+  /** Folder of the persistent catalog cache (see registry/catalog-cache.ts); none: no cache. */
+  cacheDir?: string;
 }
 
 export interface Proxy {
@@ -48,7 +51,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const logger = options.logger;
   logger.addSecrets(config.secrets);
   const tracker = new ChildTracker();
+  // Every credential any config of this run held: none of them is ever written to the cache.
+  const secrets = new Set(config.secrets);
+  const cache =
+    options.cacheDir === undefined
+      ? undefined
+      : new CatalogCache({
+          dir: options.cacheDir,
+          logger: logger.child("cache"),
+          secrets: () => secrets,
+        });
   const registry = new Registry(config, {
+    ...(cache && { cache }),
     logger,
     tracker,
     ...(options.clock && { clock: options.clock }),
@@ -82,6 +96,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     drain: (graceMs) => executor.drain(graceMs),
     reload: async (next) => {
       logger.addSecrets(next.secrets);
+      for (const secret of next.secrets) secrets.add(secret);
       // Settings read once at startup: say so instead of pretending they changed.
       const current = context.config;
       for (const key of [

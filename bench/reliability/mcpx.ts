@@ -26,7 +26,12 @@ export function everything(env: Record<string, string> = {}) {
 export function configFile(config: unknown): { file: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), "mcpx-reliability-"));
   const file = path.join(dir, "mcpx.json");
-  writeFileSync(file, JSON.stringify(config, null, 2));
+  // The catalog cache stays in this folder: no run reads another's, none writes to ~/.cache.
+  const own =
+    typeof config === "object" && config !== null && !("catalogCache" in config)
+      ? { ...config, catalogCache: path.join(dir, "cache") }
+      : config;
+  writeFileSync(file, JSON.stringify(own, null, 2));
   return { file, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 }) };
 }
 

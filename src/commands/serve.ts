@@ -10,6 +10,7 @@ import { errorMessage } from "../errors.js";
 import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
+import { defaultCacheDir } from "../registry/catalog-cache.js";
 import { exposure } from "../server/http-security.js";
 import { serveStdio } from "../server/stdio.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
@@ -31,7 +32,7 @@ export async function serve(cli: ServeOptions): Promise<number | undefined> {
   }
   if (bind) logger.warn(bind.warning);
 
-  const proxy = createProxy(config, { logger });
+  const proxy = createProxy(config, { logger, ...cacheDir(config) });
   const lifecycle = installShutdown(proxy, config, logger, logFile);
   // Serve first: `initialize` never waits for an upstream. Servers still starting show as such
   // in the catalog and arrive through notifications/tools/list_changed; a call to one waits.
@@ -43,6 +44,12 @@ export async function serve(cli: ServeOptions): Promise<number | undefined> {
     logger.info(`${ready}/${servers.length} upstream servers ready`);
   });
   return undefined;
+}
+
+/** Where the catalog cache lives: the config's `catalogCache`, else the XDG default; none when off. */
+function cacheDir(config: Config): { cacheDir?: string } {
+  if (config.catalogCache === false) return {};
+  return { cacheDir: config.catalogCache ?? defaultCacheDir(process.env) };
 }
 
 async function readConfig(cli: ServeOptions): Promise<Config | number> {

@@ -2,6 +2,7 @@
  * The config module's entry: file → its format (mcpx's or a client's, converted) → validate (zod,
  * entry by entry) → `${VAR}` expansion → `Config`. The other modules import the config types from here.
  */
+import os from "node:os";
 import path from "node:path";
 import { parseAccess } from "./access.js";
 import { foldToolFilters } from "./filters.js";
@@ -128,6 +129,11 @@ export function parseConfig(
       "log: refused: an untrusted config may not choose files mcpx writes. Remove it, or run without --untrusted.",
     );
   }
+  if (untrusted && typeof settings?.catalogCache === "string") {
+    found.problems.push(
+      "catalogCache: refused: an untrusted config may not choose folders mcpx writes. Remove it, or run without --untrusted.",
+    );
+  }
   const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
 
   if (!settings || found.problems.length > 0) throw new ConfigError(file, found.problems);
@@ -148,7 +154,16 @@ export function parseConfig(
     ...(untrusted && { trust: "untrusted" as const }),
     ...(options.format && { format: options.format }),
     ...(sessionSecret !== undefined && { sessionSecret }),
+    ...(settings.catalogCache === false && { catalogCache: false as const }),
+    ...(typeof settings.catalogCache === "string" && {
+      catalogCache: path.resolve(path.dirname(file), expandHome(settings.catalogCache)),
+    }),
   };
+}
+
+/** `~/x` → the home folder's x, as a shell would read it. */
+function expandHome(p: string): string {
+  return p === "~" || p.startsWith("~/") ? path.join(os.homedir(), p.slice(1)) : p;
 }
 
 /** Shortest `sessionSecret` accepted: it is an HMAC key, not a password. */

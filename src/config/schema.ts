@@ -50,6 +50,8 @@ const common = {
   resultBudget: resultBudget.optional(),
   /** Roots the server gets outside a call (or when the caller's client has none): paths or file:// URIs. */
   roots: z.array(z.string().min(1)).optional(),
+  /** "lazy": started on first use, its catalog from the cache, closed after idleTimeout unused. */
+  start: z.enum(["eager", "lazy"]).optional(),
 };
 
 /** Keys only a stdio server has. */
@@ -261,6 +263,12 @@ export const settingsSchema = z.strictObject({
   log: logSchema.optional(),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
   shutdownGrace: timeoutMs.optional(),
+  /** The persistent catalog cache: false turns it off, a path moves it (default $XDG_CACHE_HOME/mcpx). */
+  catalogCache: z
+    .union([z.boolean(), z.string().min(1)], {
+      error: 'must be false (no cache) or a folder path, e.g. "catalogCache": "~/.cache/mcpx"',
+    })
+    .optional(),
   /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
   pageSize: z.number().int().min(1).max(10_000).optional(),
   /** Key that signs 2025-era HTTP session ids (`${VAR}` allowed); replicas must share it. */

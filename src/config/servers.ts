@@ -105,6 +105,7 @@ function parseServer(
       idleTimeoutMs: entry.idleTimeout ?? DEFAULTS.idleTimeoutMs,
     },
     resultBudget: entry.resultBudget ?? defaults.resultBudget,
+    ...(entry.start === "lazy" && { start: "lazy" as const }),
     ...(entry.description !== undefined && { description: entry.description }),
     ...(entry.tools && (entry.tools.include || entry.tools.exclude) && { tools: entry.tools }),
     ...(entry.roots && { roots: rootUris(entry.roots, defaults.file, at, found) }),

@@ -46,6 +46,8 @@ export interface ServerConfig {
   resultBudget: number;
   /** `file://` URIs the server gets as roots outside a call, or when the caller's client has none. */
   roots?: string[];
+  /** "lazy": not started until a request needs it, closed after `session.idleTimeoutMs` unused. */
+  start?: "lazy";
 }
 
 /** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
@@ -149,6 +151,11 @@ export interface Config {
   format?: "mcpx" | "claude-code" | "claude-desktop" | "cursor" | "vscode" | "gemini" | "codex";
   /** Items per page of the aggregated prompt and resource lists. */
   pageSize: number;
+  /**
+   * The persistent catalog cache: false when turned off, an absolute folder when the config moves
+   * it, undefined for the default (`$XDG_CACHE_HOME/mcpx`, resolved by the command that serves).
+   */
+  catalogCache?: false | string;
   /**
    * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
    * derived from the config's content.

@@ -11,6 +11,8 @@ export interface HealthTarget {
   /** Round trip in ms, or "busy": the upstream is occupied by our own calls on that session. */
   ping(key: string, timeoutMs: number): Promise<number | "busy">;
   rediscover(key: string): Promise<void>;
+  /** A lazy group with nothing running: not pinged (that would start it), and not down. */
+  asleep?(key: string): boolean;
   updateHealth(
     key: string,
     status: ServerStatus,
@@ -108,6 +110,10 @@ export class HealthMonitor {
 
   private async check(key: string, state: GroupState): Promise<void> {
     if (this.stopped || state.running || this.groups.get(key) !== state) return;
+    if (this.target.asleep?.(key)) {
+      this.schedulePing(key, state);
+      return;
+    }
     state.running = true;
     try {
       const latencyMs = await this.target.ping(key, this.settings.timeoutMs);
@@ -162,6 +168,10 @@ export class HealthMonitor {
 
   private async reconnect(key: string, state: GroupState): Promise<void> {
     if (this.stopped || state.running || this.groups.get(key) !== state) return;
+    if (this.target.asleep?.(key)) {
+      this.schedulePing(key, state);
+      return;
+    }
     state.running = true;
     try {
       await this.target.rediscover(key);

@@ -4,7 +4,7 @@ import { canonicalJson } from "../json.js";
 
 /**
  * A stable identity for "the same upstream": same command/args/env/cwd (stdio) or url/headers
- * (remote), and the same session policy — whatever the entry is named. Entries with one
+ * (remote), and the same session policy and start — whatever the entry is named. Entries with one
  * fingerprint share one pool and one discovery.
  */
 export function fingerprint(server: ServerConfig): string {
@@ -16,6 +16,8 @@ export function fingerprint(server: ServerConfig): string {
           spec: server.spec,
           session: server.session,
           ...(server.roots && { roots: server.roots }),
+          // A lazy server's pool closes when idle: it cannot be an eager one's.
+          ...(server.start === "lazy" && { start: "lazy" }),
         }),
       )
       .digest("hex")

@@ -35,6 +35,8 @@ export interface PoolOptions {
   logger: Logger;
   /** Sees every session the pool opens before anyone uses it (e.g. to hear list_changed). */
   onSession?: (session: UpstreamSession) => void;
+  /** Called when the last call holding a session ends (lazy servers start their idle timer). */
+  onIdle?: () => void;
 }
 
 export interface AcquireOptions {
@@ -238,10 +240,11 @@ export class SessionPool {
    * pool holds is suspect. Sessions lent to calls are not cut under them: the shared session
    * and busy callers' ones close when their running calls end (or fail on their own).
    */
-  async reset(): Promise<void> {
+  async reset(options: { keepEra?: boolean } = {}): Promise<void> {
     await this.listWatch.stop();
     // The upstream may come back as another server (upgraded, replaced): learn its era again.
-    this.factory.forgetEra?.();
+    // (Not when an idle lazy server is closed: it is the same upstream when it starts again.)
+    if (!options.keepEra) this.factory.forgetEra?.();
     this.stateless = false;
     const spares = this.spares.splice(0);
     const shared = this.shared;
@@ -491,6 +494,7 @@ export class SessionPool {
         }
         onRelease();
         this.onRelease?.();
+        if (this.leased === 0) this.options.onIdle?.();
       },
     };
   }

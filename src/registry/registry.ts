@@ -11,7 +11,9 @@ import {
   type UpstreamSession,
 } from "./connection.js";
 import { RelayHub } from "./asker.js";
+import { launchKey, type CatalogCache } from "./catalog-cache.js";
 import { fingerprint } from "./fingerprint.js";
+import { LazyServers } from "./lazy.js";
 import { SessionPool, type PoolStats } from "./pool.js";
 import { StderrRing } from "./stderr.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
@@ -55,8 +57,9 @@ export interface ServerState {
   /** When the catalog of this server was last fetched (ms since epoch). */
   updatedAt?: number;
   /**
-   * Where the catalog came from: "live" once discovery succeeded, "cache" when read from disk;
-   * undefined while there is no catalog yet (see `awaitsFirstCatalog`).
+   * Where the catalog came from: "cache" when loaded from disk (discovery may still be under way:
+   * the server is usable while "starting"), "live" once discovery landed; undefined: no catalog
+   * yet (see `awaitsFirstCatalog`).
    */
   catalogFrom?: "live" | "cache";
   /**
@@ -64,6 +67,8 @@ export interface ServerState {
    * unsupported for this server, which stays up with its tools. Absent when none failed.
    */
   notes?: Partial<Record<OptionalMethod, string>>;
+  /** `start: "lazy"` servers only: whether a session (a process, for stdio) of it is open. */
+  running?: boolean;
 }
 
 /**
@@ -85,8 +90,10 @@ export interface RegistryOptions {
   /** Injectable connector: tests supply in-memory factories. */
   factoryFor?: (server: ServerConfig) => ClientFactory;
   now?: () => number;
-  /** Time for the pools' spare shrink (tests inject a fake clock). */
+  /** Time for the pools' spare shrink and lazy servers' idle close (tests inject a fake clock). */
   clock?: Clock;
+  /** The persistent catalog cache; none: every start discovers from scratch. */
+  cache?: CatalogCache;
 }
 
 type ChangeListener = (server: string) => void;
@@ -129,6 +136,9 @@ export class Registry {
   private readonly factoryFor: (server: ServerConfig) => ClientFactory;
   /** Sessions whose upstream hears a client's roots/list_changed (see asker.ts). */
   private readonly relayHub = new RelayHub();
+  private readonly cache: CatalogCache | undefined;
+  /** Groups of `start: "lazy"` servers: woken by use, put to sleep when idle. */
+  private readonly lazy: LazyServers;
 
   constructor(
     private config: Config,
@@ -137,6 +147,21 @@ export class Registry {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
     this.clock = options.clock;
+    this.cache = options.cache;
+    this.lazy = new LazyServers({
+      ...(options.clock && { clock: options.clock }),
+      logger: this.log,
+      pool: (print) => this.pools.get(print),
+      onRunning: (print, running) => {
+        for (const name of this.namesOf(print)) {
+          const state = this.states.get(name);
+          if (state && state.running !== running) {
+            state.running = running;
+            this.emit(name);
+          }
+        }
+      },
+    });
     this.factoryFor =
       options.factoryFor ??
       ((s: ServerConfig) =>
@@ -153,15 +178,22 @@ export class Registry {
 
   /** A new server: state "starting", and a pool unless an identical spec already has one. */
   private add(server: ServerConfig): void {
+    // Read at once (a few small files): the first tools/list, however early, names their tools.
+    const cached = this.cache?.load(launchKey(server), server.name);
+    const lazy = server.start === "lazy";
     this.states.set(server.name, {
       name: server.name,
       config: server,
-      status: "starting",
+      // A lazy server with a catalog is ready: its first use starts it.
+      status: lazy && cached ? "ready" : "starting",
       health: { consecutiveFailures: 0 },
       tools: [],
       resources: [],
       resourceTemplates: [],
       prompts: [],
+      ...cached,
+      ...(cached && { catalogFrom: "cache" as const }),
+      ...(lazy && { running: false }),
     });
     const print = fingerprint(server);
     this.prints.set(server.name, print);
@@ -170,7 +202,14 @@ export class Registry {
         ...server.session,
         ...(this.clock && { clock: this.clock }),
         logger: this.log.child(server.name),
-        onSession: (session) => this.watch(print, session),
+        onSession: (session) => {
+          this.watch(print, session);
+          if (lazy) {
+            this.lazy.opened(print);
+            this.refreshCached(print);
+          }
+        },
+        ...(lazy && { onIdle: () => this.lazy.idle(print, server.session.idleTimeoutMs) }),
       });
       this.pools.set(print, pool);
       this.subscriptions.set(
@@ -232,9 +271,12 @@ export class Registry {
         `config reload: ${fresh.length > 0 ? `starting ${fresh.join(", ")}` : ""}${fresh.length > 0 && removed.length > 0 ? "; " : ""}${removed.length > 0 ? `stopping ${removed.join(", ")}` : ""}`,
       );
     }
-    await Promise.all(fresh.map((name) => this.discover(name)));
+    await Promise.all(
+      fresh.filter((name) => this.needsDiscovery(name)).map((n) => this.discover(n)),
+    );
     for (const name of fresh) {
-      if (this.states.get(name)?.status === "ready") this.pool(name)?.warm();
+      const print = this.prints.get(name);
+      if (print !== undefined && this.states.get(name)?.status === "ready") this.settle(print);
     }
   }
 
@@ -257,7 +299,7 @@ export class Registry {
     await Promise.all(this.namesOf(key).map((name) => this.discover(name)));
     const failed = this.namesOf(key).find((n) => this.states.get(n)?.status === "down");
     if (failed) throw new Error(this.states.get(failed)?.error ?? "discovery failed");
-    pool.warm();
+    this.settle(key);
     // Subscriptions clients still hold were on sessions of the upstream that went down.
     this.subscriptions.get(key)?.restore();
   }
@@ -331,17 +373,53 @@ export class Registry {
     return [...this.prints].filter(([, p]) => p === key).map(([n]) => n);
   }
 
-  /** Discover every upstream in parallel, then warm spare sessions. Never rejects. */
+  /**
+   * Discover every upstream in parallel (a lazy one only when the cache has no catalog of it),
+   * then warm spare sessions of the eager ones and close the lazy ones. Never rejects.
+   */
   async start(): Promise<void> {
-    await Promise.all([...this.states.keys()].map((name) => this.discover(name)));
-    for (const [print, pool] of this.pools) {
-      if (
-        [...this.prints].some(
-          ([name, p]) => p === print && this.states.get(name)?.status === "ready",
-        )
-      )
-        pool.warm();
+    await Promise.all(
+      [...this.states.keys()].filter((n) => this.needsDiscovery(n)).map((n) => this.discover(n)),
+    );
+    for (const print of this.pools.keys()) {
+      if (this.namesOf(print).some((name) => this.states.get(name)?.status === "ready")) {
+        this.settle(print);
+      }
     }
+  }
+
+  /** A lazy server started with a catalog from the cache: discover it live, in the background. */
+  private refreshCached(print: string): void {
+    for (const name of this.namesOf(print)) {
+      if (this.states.get(name)?.catalogFrom === "cache" && !this.discovering.has(name)) {
+        void this.discover(name);
+      }
+    }
+  }
+
+  /** A lazy server whose catalog came from the cache is not started to discover it. */
+  private needsDiscovery(name: string): boolean {
+    const state = this.states.get(name);
+    return !(state?.config.start === "lazy" && state.catalogFrom === "cache");
+  }
+
+  /** After a discovery: an eager group warms its spares, a lazy one closes what it opened. */
+  private settle(print: string): void {
+    if (this.isLazy(print)) this.lazy.sleep(print);
+    else this.pools.get(print)?.warm();
+  }
+
+  private isLazy(print: string): boolean {
+    const name = this.namesOf(print)[0];
+    return name !== undefined && this.states.get(name)?.config.start === "lazy";
+  }
+
+  /**
+   * Whether a group is a lazy one with no session open: health checks leave it alone (pinging
+   * would start it), and it is not down.
+   */
+  asleep(key: string): boolean {
+    return this.isLazy(key) && !this.lazy.running(key);
   }
 
   /** Every server, in config order. */
@@ -408,9 +486,11 @@ export class Registry {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.lazy.close();
     for (const subs of this.subscriptions.values()) subs.close();
     const pools = [...this.pools.values(), ...this.retiring];
     await Promise.allSettled(pools.map((p) => p.close()));
+    await this.cache?.flush();
   }
 
   /**
@@ -500,6 +580,8 @@ export class Registry {
       });
       if (!catalog.notes) delete state.notes;
       delete state.error;
+      // One write per group: its names share the launch, and so the entry.
+      if (this.namesOf(print)[0] === name) this.saveCatalog(state);
       state.health = { consecutiveFailures: 0, lastSuccessAt: this.now() };
       this.log.info(
         `${name}: ready, ${state.tools.length} tools, ${state.resources.length} resources in ${this.now() - started} ms`,
@@ -521,6 +603,18 @@ export class Registry {
       this.log.warn(`${name}: failed to start: ${state.error}`);
     }
     this.emit(name);
+  }
+
+  /** Keep a server's catalog in the persistent cache (when there is one). */
+  private saveCatalog(state: ServerState): void {
+    const { identity, tools, resources, resourceTemplates, prompts } = state;
+    this.cache?.save(launchKey(state.config), state.name, {
+      ...(identity && { identity }),
+      tools,
+      resources,
+      resourceTemplates,
+      prompts,
+    });
   }
 
   private async fetchCatalog(print: string): Promise<Catalog> {
@@ -727,6 +821,8 @@ export class Registry {
         this.log.info(`${name}: ${kind} list changed; catalog refreshed`);
         this.emit(name);
       }
+      const first = this.states.get(names[0] ?? "");
+      if (first) this.saveCatalog(first);
     } catch (err) {
       this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }

@@ -148,7 +148,9 @@ export class CatalogView implements CatalogSource {
 
   /** Ranked search over this view's tools only (built on first use). */
   search(query: string, limit?: number): SearchHit[] {
-    this.index ??= new ToolIndex(this.servers().filter((s) => s.status === "ready"));
+    this.index ??= new ToolIndex(
+      this.servers().filter((s) => s.status === "ready" || s.catalogFrom === "cache"),
+    );
     return this.index.search(query, limit);
   }
 

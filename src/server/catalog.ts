@@ -28,7 +28,9 @@ export function serverSummary(s: ServerState): string {
 }
 
 function statusNote(s: ServerState): string {
-  if (s.status === "ready") return "";
+  // A catalog from the cache is usable while the server starts: the tool list shows it as it
+  // will be, so a live catalog equal to the cached one changes nothing for clients.
+  if (s.status === "ready" || (s.status === "starting" && s.catalogFrom === "cache")) return "";
   const why = firstSentence(s.error ?? "unknown error", 80);
   if (s.status === "down") return ` [DOWN: ${why}]`;
   return s.status === "degraded" ? ` [degraded: ${why}]` : ` [${s.status}]`;
@@ -82,14 +84,22 @@ export function renderSearch(
   ].join("\n");
 }
 
+/** Where describe() says a server's catalog is from the cache, or that it is not running. */
+function cacheNote(s: ServerState): string {
+  if (s.status === "starting" && s.catalogFrom === "cache")
+    return " [starting; catalog from cache]";
+  return s.running === false && s.status === "ready" ? " [not running: starts on first use]" : "";
+}
+
 /** describe(): every server with status and summary, every tool with its first sentence. */
 export function renderCatalog(servers: readonly ServerState[]): string {
   return servers
     .map((s) => {
       const counts = `${s.tools.length} tools${s.prompts.length > 0 ? `, ${s.prompts.length} prompts` : ""}`;
       // The status is said once, by statusNote; counts only where the tools are there.
-      const listed = s.status === "ready" || s.status === "degraded" || s.tools.length > 0;
-      const head = `## ${s.name}${listed ? ` (${counts})` : ""}${statusNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
+      const listed =
+        s.status === "ready" || s.status === "degraded" || s.tools.length > 0 || s.catalogFrom === "cache";
+      const head = `## ${s.name}${listed ? ` (${counts})` : ""}${statusNote(s)}${cacheNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
       const tools = s.tools.map((t) => `${s.name}.${t.name} — ${firstSentence(t.description)}`);
       return [head, ...tools].join("\n");
     })
@@ -99,7 +109,7 @@ export function renderCatalog(servers: readonly ServerState[]): string {
 /** describe("server"): its tools with compact signatures and first-sentence descriptions. */
 export function renderServer(s: ServerState): string {
   const lines = [
-    `## ${s.name}${statusNote(s)}${s.identity?.era ? ` (MCP ${s.identity.protocolVersion ?? "?"}, ${s.identity.era})` : ""}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`,
+    `## ${s.name}${statusNote(s)}${cacheNote(s)}${s.identity?.era ? ` (MCP ${s.identity.protocolVersion ?? "?"}, ${s.identity.era})` : ""}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`,
   ];
   if (s.status === "down") {
     // The header keeps only the error's first sentence; asked about this server, give all of it.

@@ -4,7 +4,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Config } from "../../src/config/load.js";
 import { toolVisible } from "../../src/registry/profiles.js";
-import { MCPX, untilStarted } from "./proxy.js";
+import { cacheEnv, MCPX, untilStarted } from "./proxy.js";
 
 export interface Ran {
   code: number | null;
@@ -18,9 +18,12 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** The environment a command gets: PATH, plus `env` (HOME among them, when a test fakes it). */
+/**
+ * The environment a command gets: PATH, a catalog cache folder of its own, plus `env` (HOME among
+ * them, when a test fakes it).
+ */
 function environment(env: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? "", ...env };
+  return { PATH: process.env.PATH ?? "", ...cacheEnv(), ...env };
 }
 
 /** `mcpx <args>` to completion. */

@@ -73,6 +73,16 @@ export interface StartOptions {
   era?: Era;
   /** Connect this client (built for `era`) instead of a plain one, e.g. one that declares capabilities. */
   client?: Client;
+  /**
+   * The catalog cache folder (`XDG_CACHE_HOME` of mcpx; catalogs land in `<it>/mcpx/`). Default: a
+   * fresh one per spawn, so no test sees another's cached catalogs.
+   */
+  cacheHome?: string;
+}
+
+/** `XDG_CACHE_HOME` for one spawned mcpx: `cacheHome`, else a fresh folder of the test's own. */
+export function cacheEnv(cacheHome?: string): { XDG_CACHE_HOME: string } {
+  return { XDG_CACHE_HOME: cacheHome ?? tempDir("mcpx-cache-") };
 }
 
 /**
@@ -94,7 +104,7 @@ export async function startStdio(
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "" },
+    env: { PATH: process.env.PATH ?? "", ...cacheEnv(options.cacheHome) },
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -133,6 +143,7 @@ export async function startHttp(
 ): Promise<RunningHttp> {
   const child = spawn(process.execPath, [MCPX, configFile, "--port", "0", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...cacheEnv(options.cacheHome) },
   });
   let stderr = "";
   let stdout = "";
@@ -291,7 +302,10 @@ export function runMcpx(
   timeoutMs = 20_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MCPX, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MCPX, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...cacheEnv() },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));

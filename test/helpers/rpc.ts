@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { MODERN_VERSION } from "./clients.js";
-import { MCPX } from "./proxy.js";
+import { cacheEnv, MCPX } from "./proxy.js";
 
 export type Id = string | number;
 
@@ -80,7 +80,7 @@ export class StdioRpc {
   ): Promise<StdioRpc> {
     const child = spawn(process.execPath, [MCPX, config, ...(options.args ?? [])], {
       stdio: ["pipe", "pipe", "pipe"],
-      env: options.env ?? process.env,
+      env: options.env ?? { ...process.env, ...cacheEnv() },
     });
     const rpc = new StdioRpc(child);
     if (options.initialize ?? true) {

@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
+  cacheEnv,
   fixtureServer,
   INITIALIZE,
   MCPX,
@@ -133,6 +134,7 @@ describe("mcpx command line", () => {
     });
     const child = spawn(process.execPath, [MCPX, file, "--log-level", "debug"], {
       stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, ...cacheEnv() },
     });
     let stdout = "";
     let stderr = "";

@@ -50,6 +50,8 @@ function setup() {
     NODE_OPTIONS: `--import ${TRACE}`,
     MCPX_TRACE_MODULES: trace,
     MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),
+    // The catalog cache of this test only (never the user's ~/.cache).
+    XDG_CACHE_HOME: path.join(dir, "cache"),
   };
   return { config, trace, env };
 }

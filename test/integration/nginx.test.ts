@@ -27,6 +27,7 @@ import {
   type Served,
 } from "../helpers/nginx.js";
 import {
+  cacheEnv,
   fixtureServer,
   MCPX,
   newClient,
@@ -67,6 +68,7 @@ interface Replica {
 async function startReplica(file: string): Promise<Replica> {
   const child = spawn(process.execPath, [MCPX, file, "--port", "0"], {
     stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...cacheEnv() },
   });
   let stderr = "";
   const url = await new Promise<string>((resolve, reject) => {

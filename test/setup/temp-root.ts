@@ -12,10 +12,18 @@ export default function setup(): () => void {
   const root = mkdtempSync(path.join(tmpdir(), "mcpx-run-"));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = root;
+  // The last line of defence for mcpx's catalog cache: a spawn that inherits this environment
+  // and was given no cache folder of its own (the helpers give one per spawn) writes here, never
+  // to the user's ~/.cache. Ours, so not counted as left behind.
+  const cacheHome = ".xdg-cache";
+  const previousCache = process.env.XDG_CACHE_HOME;
+  process.env.XDG_CACHE_HOME = path.join(root, cacheHome);
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
-    const left = readdirSync(root);
+    if (previousCache === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = previousCache;
+    const left = readdirSync(root).filter((name) => name !== cacheHome);
     rmSync(root, { recursive: true, force: true, maxRetries: 3 });
     if (left.length > 0) {
       // Vitest logs an error thrown here ("error during close") but keeps its exit code: set it.
