@@ -21,6 +21,8 @@ const file = writeConfig({
   mcpServers: {
     everything: { ...npmServer("@modelcontextprotocol/server-everything"), session: "caller" },
   },
+  // HTTP callers' roots reach upstreams as given (else held within configured roots: none here).
+  profiles: { default: { servers: ["*"], clientRoots: true } },
 });
 let http: RunningHttp;
 beforeAll(async () => {

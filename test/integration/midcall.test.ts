@@ -34,6 +34,8 @@ const file = writeConfig({
   },
   // The upstreams' JSON answers as they wrote them.
   compression: { results: "off" },
+  // HTTP callers' roots reach upstreams as given (else held within configured roots: none here).
+  profiles: { default: { servers: ["*"], clientRoots: true } },
 });
 
 /** What server-everything's elicitation form asks for, filled in by `name`. */
