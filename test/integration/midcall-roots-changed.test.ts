@@ -19,10 +19,13 @@ import {
 
 const file = writeConfig({
   mcpServers: {
-    everything: { ...npmServer("@modelcontextprotocol/server-everything"), session: "caller" },
+    // Over HTTP a caller's roots are held within the configured ones: file:///first is inside.
+    everything: {
+      ...npmServer("@modelcontextprotocol/server-everything"),
+      session: "caller",
+      roots: ["file:///"],
+    },
   },
-  // HTTP callers' roots reach upstreams as given (else held within configured roots: none here).
-  profiles: { default: { servers: ["*"], clientRoots: true } },
 });
 let http: RunningHttp;
 beforeAll(async () => {
