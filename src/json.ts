@@ -30,3 +30,25 @@ export function nestsDeeper(value: unknown, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * {@link nestsDeeper} on JSON text, before it is parsed: true when brackets outside strings nest
+ * more than `max` deep. One pass over the bytes, no allocation, so a hostile body costs no more
+ * than reading it (JSON.parse of millions of levels, then a walk, cost far more).
+ */
+export function textNestsDeeper(text: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next byte is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

@@ -176,6 +176,8 @@ export const profileSchema = z.strictObject(
     prompts: profileToolsSchema.optional(),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
     readOnly: z.boolean().optional(),
+    /** HTTP callers' roots reach upstreams as given, not held within each server's `roots`. */
+    clientRoots: z.boolean().optional(),
     /** Tools a person must allow (through elicitation) before each call: `server.tool` patterns, "destructive". */
     confirm: z.array(z.string().min(1)).optional(),
     /** `call({ script })`: true, false, or limits (codeModeLimitsSchema), checked in access.ts. */

@@ -60,6 +60,11 @@ export interface Profile {
   /** Only tools annotated `readOnlyHint: true`. */
   readOnly: boolean;
   /**
+   * True: an HTTP caller's roots reach upstreams as its client gives them, as a stdio client's
+   * do. Absent: they are held within each server's configured `roots` (registry/roots.ts).
+   */
+  clientRoots?: true;
+  /**
    * Calls a person must allow first: `server.tool` patterns with `*`, and `"destructive"` for
    * every tool annotated `destructiveHint: true`. Absent: none.
    */

@@ -35,8 +35,9 @@ export class Assets {
 
   /** A page file by name, or undefined when it is not one (or the page was not built). */
   get(name: string): Asset | undefined {
-    const type = FILES[name];
-    if (type === undefined) return undefined;
+    // Own keys only: `constructor` or `__proto__` are names of every object, not files.
+    if (!Object.hasOwn(FILES, name)) return undefined;
+    const type = FILES[name]!;
     let asset = this.cache.get(name);
     if (!asset) {
       this.dir ??= webDir();

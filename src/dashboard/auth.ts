@@ -16,7 +16,12 @@ import ipaddr from "ipaddr.js";
 import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import type { ProxyContext } from "../server/context.js";
-import { bearerToken, sha256, type TokenTable } from "../server/http-security.js";
+import {
+  bearerToken,
+  retryAfterSeconds,
+  sha256,
+  type TokenTable,
+} from "../server/http-security.js";
 
 /** Who is asking: `caller` under auth, the machine's own user (sees everything) without. */
 export interface Viewer {
@@ -65,8 +70,12 @@ export class DashboardAuth {
     }
     const token = bearerToken(req);
     if (token !== undefined) {
-      const caller = token ? this.tokens.callerOf(auth, token) : undefined;
-      if (caller !== undefined) return { caller };
+      const check = this.tokens.check(auth, token, req.socket.remoteAddress);
+      if ("caller" in check) return { caller: check.caller };
+      if ("retryAfterMs" in check) {
+        throttled(res, page, check.retryAfterMs);
+        return undefined;
+      }
       res.setHeader("WWW-Authenticate", 'Bearer realm="mcpx", error="invalid_token"');
       refuse(res, 401, page, "The bearer token is not valid.");
       return undefined;
@@ -91,13 +100,17 @@ export class DashboardAuth {
       res.redirect(303, "/");
       return;
     }
-    const caller = token ? this.tokens.callerOf(auth, token) : undefined;
-    if (caller === undefined) {
+    const check = this.tokens.check(auth, token ?? null, req.socket.remoteAddress);
+    if ("retryAfterMs" in check) {
+      throttled(res, true, check.retryAfterMs);
+      return;
+    }
+    if ("invalid" in check) {
       refuse(res, 401, true, "That token is not valid. Check auth.tokens in the config.");
       return;
     }
     const sid = randomBytes(32).toString("base64url");
-    this.sessions.set(sid, { caller, digest: sha256(token!) });
+    this.sessions.set(sid, { caller: check.caller, digest: sha256(token!) });
     res.setHeader("Set-Cookie", cookie(req, sid, SESSION_MS / 1000));
     res.redirect(303, "/");
   }
@@ -133,6 +146,13 @@ function cookieOf(req: Request, name: string): string | undefined {
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
   }
   return undefined;
+}
+
+/** 429 while the address is throttled for wrong tokens (auth-throttle.ts). */
+function throttled(res: Response, page: boolean, ms: number): void {
+  const seconds = retryAfterSeconds(ms);
+  res.setHeader("Retry-After", String(seconds));
+  refuse(res, 429, page, `Too many wrong tokens from this address: try again in ${seconds} s.`);
 }
 
 function refuse(res: Response, status: number, page: boolean, message: string): void {

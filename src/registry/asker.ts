@@ -17,6 +17,7 @@ import {
   type RelayKind,
   type Root,
 } from "./channel.js";
+import { confineRoots } from "./roots.js";
 
 type Params = Record<string, unknown>;
 type Answer = Record<string, unknown>;
@@ -268,6 +269,7 @@ export class SessionAsker {
     call.roots ??= call
       .hold(call.channel.roots(call.options))
       .then((answer) => rootsIn(answer))
+      .then((roots) => (call.channel.confined ? confineRoots(roots, this.options.roots) : roots))
       .catch((err: unknown) => {
         throw relayFailure("roots", call, err);
       });
@@ -304,15 +306,22 @@ export class SessionAsker {
 
   /** Roots relayed from the client are logged like any relay; configured ones only at debug. */
   private logRoots(call: CallEntry): void {
-    if (this.clientGivesRoots(call)) this.logRelay(call.channel, "roots", "relayed");
+    if (this.clientGivesRoots(call))
+      this.logRelay(call.channel, "roots", call.channel.confined ? "confined" : "relayed");
     else
       this.log.debug(
         `roots for ${call.channel.caller}'s call on ${this.options.server}: the configured ones`,
       );
   }
 
+  /**
+   * A confined client (an HTTP caller) of a server without configured roots gives none: there is
+   * nothing to hold them within, so the upstream keeps what its operator started it with.
+   */
   private clientGivesRoots(call: CallEntry): boolean {
-    return this.options.clientRoots && call.channel.abilities.roots;
+    const { channel } = call;
+    if (channel.confined && this.options.roots.length === 0) return false;
+    return this.options.clientRoots && channel.abilities.roots;
   }
 
   private logRelay(channel: ClientChannel, kind: RelayKind, outcome: string): void {

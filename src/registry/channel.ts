@@ -42,6 +42,11 @@ export interface ClientChannel {
   /** The client connection or session: roots/list_changed from it reaches its calls' sessions. */
   readonly clientId: string;
   readonly abilities: ClientAbilities;
+  /**
+   * The client's roots are held within the server's configured roots (roots.ts): an HTTP
+   * caller's, unless its profile says `clientRoots`. A stdio client (the local user) is not.
+   */
+  readonly confined: boolean;
   roots(options: AskOptions): Promise<Answer>;
   elicit(params: Params, options: AskOptions): Promise<Answer>;
   sample(params: Params, options: AskOptions): Promise<Answer>;
@@ -56,6 +61,7 @@ export const NO_CLIENT: ClientChannel = {
   caller: "(no client)",
   clientId: "",
   abilities: { roots: false, elicitForm: false, elicitUrl: false, sampling: false },
+  confined: true,
   roots: () => Promise.reject(new Error("no client to ask")),
   elicit: () => Promise.reject(new Error("no client to ask")),
   sample: () => Promise.reject(new Error("no client to ask")),

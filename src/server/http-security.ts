@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import type { NextFunction, Request, Response } from "express";
 import type { AuthConfig, Config } from "../config/load.js";
+import type { AuthThrottle } from "./auth-throttle.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
@@ -75,6 +76,22 @@ export function originValidation(allowed: readonly string[]) {
 export class TokenTable {
   private readonly digests = new WeakMap<AuthConfig, { digest: Buffer; caller: string }[]>();
 
+  /** `throttle` slows down guessing: see auth-throttle.ts. */
+  constructor(private readonly throttle?: AuthThrottle) {}
+
+  /**
+   * A token presented from `address`, checked under the throttle: its caller; `invalid` (counted
+   * as a failure); or `retryAfterMs` when the address must wait first (nothing was checked).
+   */
+  check(auth: AuthConfig, token: string | null, address: string | undefined): TokenCheck {
+    const wait = this.throttle?.retryAfterMs(address) ?? 0;
+    if (wait > 0) return { retryAfterMs: wait };
+    const caller = token ? this.callerOf(auth, token) : undefined;
+    if (caller !== undefined) return { caller };
+    this.throttle?.failed(address);
+    return { invalid: true };
+  }
+
   callerOf(auth: AuthConfig, token: string): string | undefined {
     return this.callerOfDigest(auth, sha256(token));
   }
@@ -92,6 +109,14 @@ export class TokenTable {
     }
     return found;
   }
+}
+
+/** What {@link TokenTable.check} found. */
+export type TokenCheck = { caller: string } | { invalid: true } | { retryAfterMs: number };
+
+/** Whole seconds to put in Retry-After for a wait in milliseconds (at least 1). */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 /** The sha256 digest of a token: what may be kept of it. */

@@ -3,7 +3,7 @@
  * Security checks (Host, Origin, bearer tokens) come first (http-security.ts); then each request
  * goes to the endpoint of its era: 2026-07-28 (http-modern.ts) or 2025 (http-legacy.ts).
  */
-import type { Server as NodeServer } from "node:http";
+import { createServer, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
@@ -12,8 +12,9 @@ import getPort from "get-port";
 import { mountDashboard } from "../dashboard/index.js";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
-import { nestsDeeper } from "../json.js";
+import { textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
+import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "./auth-throttle.js";
 import type { ProxyContext } from "./context.js";
 import { LegacyEndpoint, rpcError } from "./http-legacy.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -22,6 +23,7 @@ import {
   bearerToken,
   jsonRpcError,
   originValidation,
+  retryAfterSeconds,
   TokenTable,
 } from "./http-security.js";
 import { authInfoFor, callerOfAuth, cleanCaller, envelopeClientName } from "./mcp-server.js";
@@ -42,7 +44,31 @@ export interface HttpOptions {
   sessionMaxAgeMs?: number;
   /** The clock session ids are issued and checked with (tests). */
   now?: () => number;
+  /** Connection caps and timeouts (defaults: DEFAULT_CONNECTION_LIMITS). */
+  connections?: Partial<ConnectionLimits>;
+  /** Throttling of failed bearer tokens, and its clock (defaults: DEFAULT_THROTTLE, Date.now). */
+  throttle?: Partial<ThrottleLimits> & { now?: () => number };
 }
+
+/** What one HTTP server holds open and how long a client may take to send a request. */
+export interface ConnectionLimits {
+  /** Open connections at once; more are closed as they arrive (node's `maxConnections`). */
+  maxConnections: number;
+  /** Time to send the request headers (node's `headersTimeout`). */
+  headersTimeoutMs: number;
+  /** Time to send the whole request, body included (node's `requestTimeout`); streams after it are not bound. */
+  requestTimeoutMs: number;
+}
+
+/**
+ * Enough for hundreds of clients with a stream each; a request that trickles in (slowloris) is
+ * cut after 10 s of headers or 60 s in all (a 4 MB body at 70 kB/s).
+ */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxConnections: 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+};
 
 export interface HttpHandle {
   /** The URL actually served, e.g. http://127.0.0.1:3000/mcp */
@@ -78,7 +104,12 @@ const ROUTES = ["/mcp", "/mcp/:caller"];
  * Nothing about a request is forwarded upstream: upstream sessions carry only their config.
  */
 export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promise<HttpHandle> {
-  const tokens = new TokenTable();
+  const tokens = new TokenTable(
+    new AuthThrottle(ctx.logger, options.throttle?.now ?? Date.now, {
+      ...DEFAULT_THROTTLE,
+      ...options.throttle,
+    }),
+  );
   const modern = new ModernEndpoint(ctx);
   const legacy = new LegacyEndpoint(ctx, {
     key: sessionKey(ctx.config),
@@ -96,17 +127,16 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     if (hostValid(req, res)) next();
   });
   app.use(originValidation(allowed));
-  // Tool arguments can carry whole files (filesystem write_file): more than express's 100 kB.
-  app.use(express.json({ limit: LIMITS.httpBodyBytes }));
-  app.use(rejectDeepBodies);
   app.get("/healthz", healthz(ctx, tokens));
-  // MCP first: its requests never walk through the dashboard's routes.
-  app.all(ROUTES, mcpRoute(ctx, tokens, { modern, legacy }));
+  // MCP first: its requests never walk through the dashboard's routes. The token is checked
+  // before a byte of the body is read: an unauthenticated request costs no parsing.
+  app.all(ROUTES, authenticate(ctx, tokens), parseBody(), mcpRoute(ctx, { modern, legacy }));
   // The web dashboard: `/`, `/assets/*`, `/api/*` (src/dashboard/), same checks as /mcp above.
   const dashboard = mountDashboard(app, ctx, { tokens });
   app.use(errorRoute(ctx));
 
-  const { server, port, portChanged } = await listen(app, options).catch((err: unknown) => {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
+  const { server, port, portChanged } = await listen(app, options, limits).catch((err: unknown) => {
     dashboard.close();
     throw err;
   });
@@ -138,7 +168,6 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
 /** Routes a checked request to the endpoint of its era. */
 function mcpRoute(
   ctx: ProxyContext,
-  tokens: TokenTable,
   endpoints: { modern: ModernEndpoint; legacy: LegacyEndpoint },
 ) {
   const router = {
@@ -166,7 +195,6 @@ function mcpRoute(
     onerror: (err) => ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`),
   });
   return async (req: Request, res: Response) => {
-    if (!authenticate(ctx, tokens, req, res)) return;
     try {
       await node(req, res, req.body);
     } catch (err) {
@@ -196,7 +224,9 @@ function healthz(ctx: ProxyContext, tokens: TokenTable) {
     const auth = ctx.config.auth;
     if (auth) {
       const token = bearerToken(req);
-      const caller = token ? tokens.callerOf(auth, token) : undefined;
+      // A throttled address is not told whether its token is good (the detail would say).
+      const check = token === undefined ? undefined : tokens.check(auth, token, peer(req));
+      const caller = check && "caller" in check ? check.caller : undefined;
       if (caller === undefined) {
         res.json({ status: report.status });
         return;
@@ -217,38 +247,81 @@ function healthz(ctx: ProxyContext, tokens: TokenTable) {
 
 /**
  * Authenticate a request and name its caller in `req.auth` (the SDK hands it to request
- * handlers as `authInfo`); false when a 401 went out. Read per request: a reload that adds,
- * changes or removes tokens applies at once.
+ * handlers as `authInfo`), before its body is read; a refusal (401, or 429 while the address is
+ * throttled) closes the connection, so an unread body is never drained. Read per request: a
+ * reload that adds, changes or removes tokens applies at once.
  */
-function authenticate(ctx: ProxyContext, tokens: TokenTable, req: Request, res: Response): boolean {
-  const auth = ctx.config.auth;
-  let caller: string | undefined;
-  if (auth) {
-    const token = bearerToken(req);
-    caller = token ? tokens.callerOf(auth, token) : undefined;
-    if (caller === undefined) {
-      res.setHeader(
-        "WWW-Authenticate",
-        token ? 'Bearer realm="mcpx", error="invalid_token"' : 'Bearer realm="mcpx"',
-      );
-      jsonRpcError(
-        res,
-        401,
-        -32000,
-        token
-          ? "Unauthorized: the bearer token is not valid."
-          : "Unauthorized: send Authorization: Bearer <token>.",
-      );
-      return false;
+function authenticate(ctx: ProxyContext, tokens: TokenTable) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const auth = ctx.config.auth;
+    let caller: string | undefined;
+    if (auth) {
+      const token = bearerToken(req);
+      const check =
+        token === undefined ? ({ invalid: true } as const) : tokens.check(auth, token, peer(req));
+      if ("retryAfterMs" in check) {
+        res.setHeader("Connection", "close");
+        res.setHeader("Retry-After", String(retryAfterSeconds(check.retryAfterMs)));
+        jsonRpcError(
+          res,
+          429,
+          -32000,
+          `Too many wrong bearer tokens from this address: retry after ${retryAfterSeconds(check.retryAfterMs)} s with a valid token.`,
+        );
+        return;
+      }
+      if ("invalid" in check) {
+        res.setHeader("Connection", "close");
+        res.setHeader(
+          "WWW-Authenticate",
+          token ? 'Bearer realm="mcpx", error="invalid_token"' : 'Bearer realm="mcpx"',
+        );
+        jsonRpcError(
+          res,
+          401,
+          -32000,
+          token
+            ? "Unauthorized: the bearer token is not valid."
+            : "Unauthorized: send Authorization: Bearer <token>.",
+        );
+        return;
+      }
+      caller = check.caller;
     }
-  }
-  const fromPath = req.params.caller;
-  caller ??=
-    cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
-    cleanCaller(req.header("x-mcpx-caller"));
-  (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller, auth !== undefined);
-  return true;
+    const fromPath = req.params.caller;
+    caller ??=
+      cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
+      cleanCaller(req.header("x-mcpx-caller"));
+    (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller, auth !== undefined);
+    next();
+  };
 }
+
+/** The remote address of a request's connection (what throttling counts by). */
+export function peer(req: Request): string | undefined {
+  return req.socket.remoteAddress;
+}
+
+/**
+ * The body parser of /mcp, after authentication. Tool arguments can carry whole files
+ * (filesystem write_file): more than express's 100 kB. A body nested deeper than any MCP
+ * message needs is refused from its bytes, before JSON.parse or anything walks it: the SDK's
+ * validation recurses, and a few thousand levels would overflow its stack.
+ */
+function parseBody() {
+  return express.json({
+    limit: LIMITS.httpBodyBytes,
+    verify: (_req, _res, body) => {
+      if (textNestsDeeper(body, LIMITS.messageDepth))
+        throw Object.assign(new Error("body nested too deep"), {
+          status: 400,
+          type: TOO_DEEP,
+        });
+    },
+  });
+}
+
+const TOO_DEEP = "entity.too.deep";
 
 /**
  * Last: a body that is not JSON (or too large) gets a JSON-RPC error, not Express's HTML page,
@@ -261,7 +334,14 @@ function errorRoute(ctx: ProxyContext) {
       next(err);
       return;
     }
-    if (type === "entity.parse.failed")
+    if (type === TOO_DEEP)
+      jsonRpcError(
+        res,
+        400,
+        -32600,
+        `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`,
+      );
+    else if (type === "entity.parse.failed")
       jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
     else if (type === "entity.too.large")
       jsonRpcError(
@@ -294,43 +374,46 @@ function clientError(err: unknown): boolean {
   return typeof status === "number" && status >= 400 && status < 500;
 }
 
-/**
- * A body nested deeper than any MCP message needs is refused before anything walks it: the
- * SDK's validation recurses, and a few thousand levels would overflow its stack.
- */
-function rejectDeepBodies(req: Request, res: Response, next: NextFunction): void {
-  if (!nestsDeeper(req.body, LIMITS.messageDepth)) {
-    next();
-    return;
-  }
-  jsonRpcError(
-    res,
-    400,
-    -32600,
-    `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`,
-  );
-}
-
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */
 async function listen(
   app: express.Express,
   { host, port }: HttpOptions,
+  limits: ConnectionLimits,
 ): Promise<{ server: NodeServer; port: number; portChanged: boolean }> {
   try {
-    const server = await bind(app, host, port);
+    const server = await bind(app, host, port, limits);
     return { server, port: (server.address() as AddressInfo).port, portChanged: false };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
     const free = await getPort({ host });
-    const server = await bind(app, host, free);
+    const server = await bind(app, host, free, limits);
     return { server, port: (server.address() as AddressInfo).port, portChanged: true };
   }
 }
 
-function bind(app: express.Express, host: string, port: number): Promise<NodeServer> {
+function bind(
+  app: express.Express,
+  host: string,
+  port: number,
+  limits: ConnectionLimits,
+): Promise<NodeServer> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = createServer(
+      {
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        // How often node looks for requests past those timeouts (its default, 30 s, would let
+        // a trickling client hold a connection three times longer than headersTimeout).
+        connectionsCheckingInterval: Math.max(
+          10,
+          Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4)),
+        ),
+      },
+      app,
+    );
+    server.maxConnections = limits.maxConnections;
     server.once("listening", () => resolve(server));
     server.once("error", reject);
+    server.listen(port, host);
   });
 }

@@ -93,6 +93,12 @@ export interface DownstreamOptions {
   memory?: SessionMemory;
   /** Names the client connection (stdio) or 2025-era session (HTTP): roots/list_changed from it. */
   clientId?: string;
+  /**
+   * The client is this machine's user (stdio): its roots reach upstreams as given. Otherwise
+   * (HTTP) they are held within each server's configured roots, unless the profile says
+   * `clientRoots`.
+   */
+  localClient?: boolean;
 }
 
 /**
@@ -224,7 +230,12 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
       progressToken: request.params._meta?.progressToken,
     });
-    const who = { era: options.era, caller, ...(clientId !== undefined && { clientId }) };
+    const who = {
+      era: options.era,
+      caller,
+      ...(clientId !== undefined && { clientId }),
+      confined: options.localClient !== true && ctx.views.profileFor(caller).clientRoots !== true,
+    };
     const answer = await relayCall(ctx, server, req, who, async (client, signal) => {
       try {
         return await tool.handle(args, ctx, {

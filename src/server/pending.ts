@@ -90,11 +90,11 @@ export class PendingCalls {
    * its result or its first questions.
    */
   async start(
-    inputs: { caller: string; abilities: ClientAbilities; signal: AbortSignal },
+    inputs: { caller: string; abilities: ClientAbilities; confined: boolean; signal: AbortSignal },
     run: (client: ClientChannel, signal: AbortSignal) => Promise<ToolResult>,
   ): Promise<ToolResult | InputRequiredResult> {
     const call = new PendingCall(inputs.caller);
-    const client = call.channel(inputs.abilities);
+    const client = call.channel(inputs.abilities, inputs.confined);
     run(client, call.controller.signal).then(
       (result) => call.settle({ result }),
       (error: unknown) => call.settle({ error }),
@@ -191,12 +191,13 @@ class PendingCall {
   constructor(readonly caller: string) {}
 
   /** The channel the call's requests use: each question waits for the client's next retry. */
-  channel(abilities: ClientAbilities): ClientChannel {
+  channel(abilities: ClientAbilities, confined: boolean): ClientChannel {
     return {
       caller: this.caller,
       // A modern client has no connection to name: roots/list_changed never comes from one.
       clientId: `modern:${this.id}`,
       abilities,
+      confined,
       roots: (o) => this.ask("roots/list", undefined, o),
       // The 2026-07-28 in-band elicitation has no id: it is the request itself.
       elicit: (p, o) => this.ask("elicitation/create", withoutKey(p, "elicitationId"), o),

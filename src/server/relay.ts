@@ -24,6 +24,8 @@ export interface CallIdentity {
   caller: string;
   /** Names the client's connection (stdio) or session (HTTP); absent for modern requests. */
   clientId?: string;
+  /** Its roots are held within each server's configured roots (see ClientChannel.confined). */
+  confined: boolean;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function relayCall(
     {
       caller: who.caller,
       abilities: abilitiesOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]),
+      confined: who.confined,
       signal: req.mcpReq.signal,
     },
     run,
@@ -69,6 +72,7 @@ function legacyChannel(server: Server, req: ServerContext, who: CallIdentity): C
     caller: who.caller,
     clientId: who.clientId ?? `legacy:${randomUUID()}`,
     abilities: abilitiesOf(server.getClientCapabilities()),
+    confined: who.confined,
     roots: (o) => send("roots/list", undefined, o),
     elicit: (p, o) => send("elicitation/create", withElicitationId(p), o),
     sample: (p, o) => send("sampling/createMessage", p, o),

@@ -76,6 +76,7 @@ export function serveConnection(
         era,
         memory,
         clientId,
+        localClient: true,
         ...(options.caller !== undefined && { caller: options.caller }),
       });
       const callerOf = () => options.caller ?? memory.caller ?? listener ?? DEFAULT_CALLER;

@@ -83,8 +83,14 @@ export function askingClient(
 }
 
 /** Connect `client` to mcpx's HTTP endpoint at `url`. */
-export async function connectHttp(client: Client, url: string): Promise<Client> {
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+export async function connectHttp(
+  client: Client,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Client> {
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
+  );
   return client;
 }
 

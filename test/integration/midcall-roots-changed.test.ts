@@ -19,7 +19,12 @@ import {
 
 const file = writeConfig({
   mcpServers: {
-    everything: { ...npmServer("@modelcontextprotocol/server-everything"), session: "caller" },
+    // Over HTTP a caller's roots are held within the configured ones: file:///first is inside.
+    everything: {
+      ...npmServer("@modelcontextprotocol/server-everything"),
+      session: "caller",
+      roots: ["file:///"],
+    },
   },
 });
 let http: RunningHttp;

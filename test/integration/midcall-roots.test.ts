@@ -81,11 +81,14 @@ async function connect(transport: "stdio" | "http", era: Era, roots: boolean) {
 
 describe.each(["stdio", "http"] as const)("over %s", (transport) => {
   describe.each(ERAS)("a %s client", (era) => {
-    it("with roots [B]: server-filesystem allows B, call after call", async () => {
+    // Over HTTP a caller's roots are held within the configured ones (roots-boundary.test.ts):
+    // B is in neither, so "fs" keeps its folder and "configured" gets C.
+    const withB = transport === "stdio" ? { fs: B, configured: B } : { fs: A, configured: C };
+    it(`with roots [B]: server-filesystem allows ${transport === "stdio" ? "B" : "A, or C"}, call after call`, async () => {
       const client = await connect(transport, era, true);
       // Isolated sessions: each call is a fresh server (a spare first, then new ones).
-      for (let i = 0; i < 3; i++) expect(await allowed(client, "fs")).toEqual([B]);
-      expect(await allowed(client, "configured")).toEqual([B]);
+      for (let i = 0; i < 3; i++) expect(await allowed(client, "fs")).toEqual([withB.fs]);
+      expect(await allowed(client, "configured")).toEqual([withB.configured]);
     });
 
     it("without roots: the folder it was started with, or the configured roots", async () => {

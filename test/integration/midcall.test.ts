@@ -29,8 +29,9 @@ import {
 
 const file = writeConfig({
   mcpServers: {
-    everything: npmServer("@modelcontextprotocol/server-everything"),
-    modern: fixtureServer("modern.mjs"),
+    // Over HTTP a caller's roots are held within these (the clients' are under /tmp).
+    everything: { ...npmServer("@modelcontextprotocol/server-everything"), roots: ["file:///tmp"] },
+    modern: { ...fixtureServer("modern.mjs"), roots: ["file:///tmp"] },
   },
   // The upstreams' JSON answers as they wrote them.
   compression: { results: "off" },

@@ -31,6 +31,7 @@ function channel(caller: string, abilities = ALL): ClientChannel & { asked: stri
     caller,
     clientId: `client-${caller}`,
     abilities,
+    confined: false,
     asked,
     roots: () => {
       asked.push("roots");

@@ -56,6 +56,7 @@ afterEach(() => {
 const inputs = (caller = "alice") => ({
   caller,
   abilities: ABLE,
+  confined: false,
   signal: new AbortController().signal,
 });
 
