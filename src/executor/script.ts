@@ -34,7 +34,7 @@ export interface ScriptHost {
   sandbox: Sandbox;
   /** An inner call: the executor's own call(), returning the upstream's result unshaped. */
   call(ref: string, args: unknown, ctx: CallContext): Promise<ToolResult>;
-  shape(result: ToolResult, req: ShapeRequest): ToolResult;
+  shape(result: ToolResult, req: ShapeRequest): Promise<ToolResult>;
   /** Tokens the script's answer may take. */
   budget: number;
   untilStarted(
@@ -88,7 +88,7 @@ export async function runScript(
     ...(options.limits && { limits: options.limits }),
   });
   const answer = scriptResult(withReason(outcome, signal));
-  const result = host.shape(answer.result, {
+  const result = await host.shape(answer.result, {
     source: "script",
     budget: host.budget,
     caller: ctx.caller ?? "default",

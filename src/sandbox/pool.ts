@@ -7,7 +7,7 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../logger.js";
-import { resolveLimits } from "./limits.js";
+import { DEFAULT_CALL_BYTES, resolveLimits, type CallBytes } from "./limits.js";
 import { internalError } from "./messages.js";
 import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
 import { ScriptRun } from "./run.js";
@@ -26,6 +26,8 @@ export interface SandboxOptions {
   graceMs?: number;
   /** Where the workers' own stdout/stderr lines go (WebAssembly aborts print there). */
   logger?: Logger;
+  /** What inner calls may carry. Default: DEFAULT_CALL_BYTES (1 MiB a call, 8 MiB at once). */
+  callBytes?: Partial<CallBytes>;
 }
 
 /** Runs scripts. One per proxy, made by the composition root and closed at shutdown. */
@@ -69,6 +71,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const maxWorkers = options.maxWorkers ?? Math.min(4, Math.max(2, os.availableParallelism()));
   const idleMs = options.idleMs ?? 30_000;
   const graceMs = options.graceMs ?? 1_000;
+  const callBytes: CallBytes = { ...DEFAULT_CALL_BYTES, ...options.callBytes };
   const workers = new Set<EngineWorker>();
   const queue: ScriptRun[] = [];
   let nextId = 1;
@@ -196,7 +199,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   return {
     run(script, runOptions) {
       const limits = resolveLimits(runOptions.limits);
-      const run = new ScriptRun(nextId++, script, runOptions, limits, graceMs);
+      const run = new ScriptRun(nextId++, script, runOptions, limits, graceMs, callBytes);
       if (closed) run.cancel(true);
       else {
         queue.push(run);
