@@ -53,6 +53,11 @@ export class FairQueue<T> {
     return lines.reduce((n, line) => n + line.filter(live).length, 0);
   }
 
+  /** Callers with items waiting. */
+  keys(): string[] {
+    return [...this.lines.keys()];
+  }
+
   /** Every item, leaving the queue empty. */
   drain(): T[] {
     const all = [...this.lines.values()].flat();

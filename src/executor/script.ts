@@ -84,6 +84,7 @@ export async function runScript(
     servers: scriptServers(catalog),
     call,
     signal,
+    caller: ctx.caller ?? "default",
     limitSetting: options.limitSetting,
     ...(options.limits && { limits: options.limits }),
   });
@@ -169,6 +170,8 @@ function outcomeOf(error: ScriptError): CallOutcome {
       return "cancelled";
     case "internal":
       return "failed";
+    case "busy":
+      return "busy";
     case "runtime":
     case "limit":
       return "isError";

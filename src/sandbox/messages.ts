@@ -185,3 +185,11 @@ export function argumentsTooLarge(
 export function resultTooLarge(ref: string, size: number, limit: number): string {
   return `${ref} answered ${approxBytes(size)} or more as JSON, more than the script's memory limit of ${formatBytes(limit)}: it was not passed to the script. Ask the tool for less (its own filters or paging).`;
 }
+
+/** Not run: the caller already has as many scripts waiting as it may (SandboxOptions.perCaller). */
+export function busyError(running: number, queued: number, maxRunning: number): ScriptError {
+  return {
+    kind: "busy",
+    message: `Script not run: this caller already has ${running} script(s) running and ${queued} waiting for the sandbox, the most mcpx holds for one caller (at most ${maxRunning} of a caller's scripts run at once, so others get their turn). Wait for those to finish, or make fewer calls at once.`,
+  };
+}

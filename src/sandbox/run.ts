@@ -63,6 +63,11 @@ export class ScriptRun {
     else options.signal?.addEventListener("abort", this.onAbort, { once: true });
   }
 
+  /** Whose script this is: its line in the pool's queue (a script without one has its own). */
+  get caller(): string {
+    return this.options.caller ?? `(script ${this.id})`;
+  }
+
   get done(): boolean {
     return this.settled;
   }
