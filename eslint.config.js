@@ -105,9 +105,15 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ["../*", "!../errors.js", "!../logger.js"],
+              group: [
+                "../*",
+                "!../errors.js",
+                "!../logger.js",
+                "!../fair-queue.js",
+                "!../worker-entry.js",
+              ],
               message:
-                "src/sandbox is a leaf: from the rest of src it imports only errors and logger.",
+                "src/sandbox is a leaf: from the rest of src it imports only the errors, logger, fair-queue and worker-entry leaves.",
             },
             {
               group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],

@@ -16,6 +16,18 @@ export const LIMITS = {
   nameChars: 512,
   /** Names in one describe call. */
   describeNames: 100,
+  /**
+   * The arguments of a code-mode script's inner calls still running, summed (UTF-8 bytes); each
+   * one is held to argumentBytes as well, in the sandbox's worker before it reaches this thread.
+   */
+  scriptInFlightBytes: 8 * 1024 * 1024,
+  /**
+   * Wall time of one `select` (ms). It runs in a worker thread (with its own 256 MB heap), so
+   * an expression that multiplies its data is stopped there, never on the thread every caller shares.
+   */
+  selectMs: 2000,
+  /** The value a `select` makes, as JSON characters: at most this or its source's size, if larger. */
+  selectChars: 4 * 1024 * 1024,
   /** Free text given to a meta-tool (describe's query, call's select, a resource URI), characters. */
   textChars: 8192,
 } as const;

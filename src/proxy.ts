@@ -4,6 +4,7 @@
  */
 import type { Config } from "./config/load.js";
 import { SchemaCompiler } from "./compression/schema.js";
+import { Selector } from "./compression/selector.js";
 import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
 import type { ClientFactory } from "./registry/connection.js";
@@ -15,6 +16,7 @@ import { HealthMonitor } from "./health/monitor.js";
 import { CatalogViews } from "./registry/view.js";
 import { createSandbox } from "./sandbox/index.js";
 import { errorMessage } from "./errors.js";
+import { LIMITS } from "./limits.js";
 import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 import { PendingCalls } from "./server/pending.js";
@@ -74,11 +76,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const clock = options.clock;
   // Code mode's engine: no worker thread starts until the first script.
-  const sandbox = createSandbox({ logger: logger.child("sandbox") });
+  const sandbox = createSandbox({
+    logger: logger.child("sandbox"),
+    // An inner call's arguments are held to the limit of a meta-tool's own.
+    callBytes: { argument: LIMITS.argumentBytes, inFlight: LIMITS.scriptInFlightBytes },
+  });
+  // `select` runs here, within its time and memory budget: threads start at the first select.
+  const selector = new Selector();
   const executor = new Executor(registry, {
     logger,
     compression: config.compression.results,
     sandbox,
+    selector,
     // Kept results age on the same clock as health checks, so tests can expire them.
     ...(clock && { now: () => clock.now() }),
   });
@@ -130,8 +139,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // Scripts still running (drain cancelled them) end with their worker threads, before the
       // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
       // until they are closed.
-      closing ??= sandbox
-        .close()
+      closing ??= Promise.all([sandbox.close(), selector.close()])
         .catch((err: unknown) => logger.warn(`sandbox did not close: ${errorMessage(err)}`))
         .then(() => registry.close())
         .finally(() => tracker.close());

@@ -27,6 +27,7 @@ import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./fai
 import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
 import { ResultShaper } from "./shape.js";
+import type { Selector } from "../compression/selector.js";
 import {
   codeModeOff,
   runScript,
@@ -78,6 +79,8 @@ export interface ExecutorOptions {
   now?: () => number;
   /** Code mode's sandbox; without one, `script()` answers that code mode is off. */
   sandbox?: Sandbox;
+  /** Evaluates `select` off the main thread (default: one of the executor's own). */
+  selector?: Selector;
 }
 
 /** What a `call` asks beyond the tool and its arguments. */
@@ -134,6 +137,7 @@ export class Executor {
     this.shaper = new ResultShaper(
       new ResultStore(options.resultStore, options.now),
       options.compression,
+      options.selector,
     );
   }
 
@@ -319,7 +323,7 @@ export class Executor {
       return {
         result: raw
           ? result
-          : this.shaper.shape(result, {
+          : await this.shaper.shape(result, {
               source: `${server.name}.${tool.name}`,
               budget: server.config.resultBudget,
               caller: ctx.caller ?? "default",

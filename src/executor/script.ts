@@ -34,7 +34,7 @@ export interface ScriptHost {
   sandbox: Sandbox;
   /** An inner call: the executor's own call(), returning the upstream's result unshaped. */
   call(ref: string, args: unknown, ctx: CallContext): Promise<ToolResult>;
-  shape(result: ToolResult, req: ShapeRequest): ToolResult;
+  shape(result: ToolResult, req: ShapeRequest): Promise<ToolResult>;
   /** Tokens the script's answer may take. */
   budget: number;
   untilStarted(
@@ -84,11 +84,12 @@ export async function runScript(
     servers: scriptServers(catalog),
     call,
     signal,
+    caller: ctx.caller ?? "default",
     limitSetting: options.limitSetting,
     ...(options.limits && { limits: options.limits }),
   });
   const answer = scriptResult(withReason(outcome, signal));
-  const result = host.shape(answer.result, {
+  const result = await host.shape(answer.result, {
     source: "script",
     budget: host.budget,
     caller: ctx.caller ?? "default",
@@ -169,6 +170,8 @@ function outcomeOf(error: ScriptError): CallOutcome {
       return "cancelled";
     case "internal":
       return "failed";
+    case "busy":
+      return "busy";
     case "runtime":
     case "limit":
       return "isError";

@@ -21,7 +21,8 @@ import {
   estimateTokens,
   type CompressionTally,
 } from "../compression/result.js";
-import { applySelect, selectedNothing, shapeOf } from "../compression/select.js";
+import { shapeOf } from "../compression/select.js";
+import { Selector } from "../compression/selector.js";
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
 import { counted, partsOf, repeated, type Part } from "./parts.js";
 import { parseResultUri, resultUri, type ResultStore, type StoredPart } from "./results.js";
@@ -70,9 +71,14 @@ interface Kept extends StoredPart {
 export class ResultShaper {
   private readonly encodeMode: EncodeMode;
 
+  /**
+   * `selector` evaluates select expressions off the main thread, within a time and size budget
+   * (see selector.ts); by default one of its own, whose threads start at the first select.
+   */
   constructor(
     private readonly store: ResultStore,
     private readonly mode: ResultCompression,
+    private readonly selector: Selector = new Selector(),
   ) {
     // Cut heads and pages are re-encoded even with compression off: there is no original text
     // for a part of an array.
@@ -80,9 +86,9 @@ export class ResultShaper {
   }
 
   /** The answer for an upstream result: selected, encoded, and within the budget. */
-  shape(result: ToolResult, req: ShapeRequest): ToolResult {
+  async shape(result: ToolResult, req: ShapeRequest): Promise<ToolResult> {
     if (req.select === undefined) return this.fit(result, req);
-    const selected = this.select(result, req.select, req);
+    const selected = await this.select(result, req.select, req);
     return "answer" in selected ? selected.answer : this.fit(selected.result, req);
   }
 
@@ -137,11 +143,11 @@ export class ResultShaper {
 
   // -------------------------------------------------------------------------------------------
 
-  private select(
+  private async select(
     result: ToolResult,
     expression: string,
     req: ShapeRequest,
-  ): { result: ToolResult } | { answer: ToolResult } {
+  ): Promise<{ result: ToolResult } | { answer: ToolResult }> {
     if (result.isError === true)
       return { result: withNote(result, "select was not applied: the tool returned an error.") };
     const parts = partsOf(result);
@@ -150,7 +156,7 @@ export class ResultShaper {
       parts.flatMap((p) => (p.kind === "json" ? [p.json.value] : []))[0];
     if (source === undefined)
       return { result: withNote(result, "select was not applied: this result is not JSON.") };
-    const applied = applySelect(source, expression);
+    const applied = await this.selector.apply(source, expression, req.caller);
     if ("error" in applied) {
       const uri = this.keep(parts, req);
       const kept = uri
@@ -163,16 +169,12 @@ export class ResultShaper {
         ),
       };
     }
-    const value = applied.value;
     // A string is shown as itself: quoting it as JSON would escape every line break.
-    const block: ContentBlock = {
-      type: "text",
-      text: typeof value === "string" ? value : JSON.stringify(value),
-    };
+    const block: ContentBlock = { type: "text", text: applied.text };
     const { structuredContent: _replaced, ...rest } = result;
     const selected: ToolResult = { ...rest, content: replaceSource(result, parts, source, block) };
     return {
-      result: selectedNothing(value)
+      result: applied.nothing
         ? withNote(
             selected,
             `select "${expression}" matched nothing. The result's top-level shape: ${shapeOf(source)}.`,

@@ -14,6 +14,7 @@ import {
 } from "quickjs-emscripten-core";
 import type { LimitName } from "./limits.js";
 import {
+  argumentsTooLarge,
   engineLimit,
   internalError,
   limitError,
@@ -22,6 +23,7 @@ import {
   syntaxError,
   syntaxFrom,
   thrownError,
+  toolRef,
   cancelledError,
   type DescribedError,
   type ErrorContext,
@@ -59,6 +61,9 @@ export class EngineRun {
   private readonly ctx: QuickJSContext;
   private readonly errorCtx: ErrorContext;
   private readonly pending = new Map<number, QuickJSDeferredPromise>();
+  /** Bytes of arguments of each call still out, and their sum. */
+  private readonly inFlight = new Map<number, number>();
+  private inFlightBytes = 0;
   private readonly logs: string[] = [];
   private logBytes = 0;
   private calls = 0;
@@ -106,6 +111,8 @@ export class EngineRun {
     const deferred = this.pending.get(msg.call);
     if (this.finished || !deferred) return;
     this.pending.delete(msg.call);
+    this.inFlightBytes -= this.inFlight.get(msg.call) ?? 0;
+    this.inFlight.delete(msg.call);
     const ok = this.guard(() => {
       const text = this.ctx.newString(msg.ok ? msg.json : msg.message);
       if (msg.ok) deferred.resolve(text);
@@ -225,14 +232,46 @@ export class EngineRun {
       throw new Error("The script made too many inner calls.");
     }
     const deferred = ctx.newPromise();
+    const server = ctx.getString(serverH);
+    const tool = ctx.getString(toolH);
+    const args = this.readArgs(argsH, server, tool);
+    if ("refused" in args) {
+      // Rejected, not thrown: `servers.x.y(huge).catch(…)` handles it like any failed call.
+      const text = ctx.newString(args.refused);
+      deferred.reject(text);
+      text.dispose();
+      return deferred.handle;
+    }
     this.pending.set(this.calls, deferred);
-    this.io.postCall(
-      this.calls,
-      ctx.getString(serverH),
-      ctx.getString(toolH),
-      ctx.getString(argsH),
-    );
+    this.inFlight.set(this.calls, args.bytes);
+    this.inFlightBytes += args.bytes;
+    this.io.postCall(this.calls, server, tool, args.json);
     return deferred.handle;
+  }
+
+  /**
+   * The call's arguments as JSON text, if they fit what one call and the calls in flight may
+   * carry. The length is read before the text is copied out of the script's memory: a UTF-8
+   * encoding is never shorter than the string, so a huge text is refused without a copy.
+   */
+  private readArgs(
+    argsH: QuickJSHandle,
+    server: string,
+    tool: string,
+  ): { json: string; bytes: number } | { refused: string } {
+    const { argument, inFlight } = this.job.callBytes;
+    const ref = toolRef(server, tool);
+    const lengthH = this.ctx.getProp(argsH, "length");
+    const length = this.ctx.getNumber(lengthH);
+    lengthH.dispose();
+    if (length > argument) return { refused: argumentsTooLarge(ref, length, argument) };
+    const json = this.ctx.getString(argsH);
+    const bytes = Buffer.byteLength(json);
+    if (bytes > argument) return { refused: argumentsTooLarge(ref, bytes, argument) };
+    if (this.inFlightBytes + bytes > inFlight) {
+      return { refused: argumentsTooLarge(ref, bytes, inFlight, this.inFlightBytes) };
+    }
+    return { json, bytes };
   }
 
   private onLog(lineH: QuickJSHandle): void {

@@ -32,6 +32,10 @@
  *   stripped (amaro, strip-only: positions unchanged; no enum or namespace). A script valid in
  *   both reads as JavaScript: `f<T>(x)` is then two comparisons, so scripts should not pass
  *   type arguments.
+ * - What crosses is bounded: a call's arguments (`callBytes.argument`) and those of the calls still
+ *   out (`callBytes.inFlight`) are refused in the worker before they leave the script's memory (the
+ *   call's promise rejects, naming the limit); results larger than the script's memory are
+ *   refused on the host; the script's value is held to `resultBytes` on both sides.
  * - Isolation: each script gets a fresh QuickJS runtime and context in a worker thread that has
  *   no environment variables; the worker renews its WebAssembly instance after a script that
  *   broke it or exhausted memory or stack. Limits are enforced inside (interrupt handler, QuickJS
@@ -45,9 +49,11 @@
  */
 export { createSandbox, type Sandbox, type SandboxOptions } from "./pool.js";
 export {
+  DEFAULT_CALL_BYTES,
   DEFAULT_LIMITS,
   limitMessage,
   resolveLimits,
+  type CallBytes,
   type LimitName,
   type SandboxLimits,
 } from "./limits.js";

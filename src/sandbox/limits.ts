@@ -44,6 +44,26 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   logBytes: 64 * 1024,
 });
 
+/**
+ * What the inner calls of one script may carry to the host, host-wide (not per profile): each
+ * call's arguments as JSON (mcpx passes the limit of a meta-tool's arguments, LIMITS.argumentBytes)
+ * and the arguments of the calls still out, summed. Both are checked in the worker before the
+ * text leaves the script's memory, and the first again on the main thread before it is parsed,
+ * so a script cannot make the host hold or parse more than this per call or at once.
+ */
+export interface CallBytes {
+  /** One inner call's arguments, as JSON (UTF-8 bytes). */
+  argument: number;
+  /** The arguments of all the script's calls still running, summed (UTF-8 bytes). */
+  inFlight: number;
+}
+
+/** 1 MiB a call (as a meta-tool's arguments), 8 MiB at once per script. */
+export const DEFAULT_CALL_BYTES: Readonly<CallBytes> = Object.freeze({
+  argument: 1024 * 1024,
+  inFlight: 8 * 1024 * 1024,
+});
+
 /** Lower bounds below which a limit would break the sandbox itself rather than bound a script. */
 const MINIMUM: Readonly<SandboxLimits> = Object.freeze({
   timeMs: 1,
@@ -116,8 +136,16 @@ export function resolveLimits(overrides: Partial<SandboxLimits> = {}): SandboxLi
   return limits;
 }
 
-function formatBytes(n: number): string {
+/** `512 KiB`, `1 MiB`, `1000 bytes`: a limit as its messages name it. */
+export function formatBytes(n: number): string {
   if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
   if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
+/** A measured size, rounded: `31.5 MiB`, `12 KiB`, `800 bytes`. */
+export function approxBytes(n: number): string {
+  if (n >= 1024 * 1024) return `${Number((n / (1024 * 1024)).toFixed(1))} MiB`;
+  if (n >= 1024) return `${Number((n / 1024).toFixed(1))} KiB`;
   return `${n} bytes`;
 }

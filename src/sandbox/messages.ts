@@ -2,7 +2,13 @@
  * Every error a script can get, as a `ScriptError` whose message says what happened, where in
  * the script (its own line and column), and what to do next.
  */
-import { limitMessage, type LimitName, type SandboxLimits } from "./limits.js";
+import {
+  approxBytes,
+  formatBytes,
+  limitMessage,
+  type LimitName,
+  type SandboxLimits,
+} from "./limits.js";
 import { positionInStack, type Position } from "./source.js";
 import type { ScriptError } from "./types.js";
 
@@ -155,5 +161,35 @@ export function cancelledError(closing: boolean): ScriptError {
     message: closing
       ? "The script was stopped because mcpx is shutting down its sandbox."
       : "The script was cancelled by its caller.",
+  };
+}
+
+/**
+ * Why an inner call was not made: its arguments are larger than one call may carry, or would
+ * take the script's calls in flight past their sum. The call's promise rejects with this text
+ * (the script may catch it); `size` is a lower bound when the text was too long to measure.
+ */
+export function argumentsTooLarge(
+  ref: string,
+  size: number,
+  limit: number,
+  inFlight?: number,
+): string {
+  if (inFlight === undefined) {
+    return `${ref} was not called: its arguments are ${approxBytes(size)} or more as JSON, more than the ${formatBytes(limit)} one inner call may send. Send less per call (split the data over several calls, or pass a reference the tool can read).`;
+  }
+  return `${ref} was not called: the script's calls still running carry ${approxBytes(inFlight)} of arguments, and this call's ${approxBytes(size)} would pass the ${formatBytes(limit)} a script may have in flight at once. Await earlier calls before starting more.`;
+}
+
+/** An inner call's result that the host will not hand to a script: larger than its memory. */
+export function resultTooLarge(ref: string, size: number, limit: number): string {
+  return `${ref} answered ${approxBytes(size)} or more as JSON, more than the script's memory limit of ${formatBytes(limit)}: it was not passed to the script. Ask the tool for less (its own filters or paging).`;
+}
+
+/** Not run: the caller already has as many scripts waiting as it may (SandboxOptions.perCaller). */
+export function busyError(running: number, queued: number, maxRunning: number): ScriptError {
+  return {
+    kind: "busy",
+    message: `Script not run: this caller already has ${running} script(s) running and ${queued} waiting for the sandbox, the most mcpx holds for one caller (at most ${maxRunning} of a caller's scripts run at once, so others get their turn). Wait for those to finish, or make fewer calls at once.`,
   };
 }

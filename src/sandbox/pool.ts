@@ -6,17 +6,29 @@
  */
 import os from "node:os";
 import { Worker } from "node:worker_threads";
+import { FairQueue } from "../fair-queue.js";
 import type { Logger } from "../logger.js";
-import { resolveLimits } from "./limits.js";
-import { internalError } from "./messages.js";
+import { workerEntry } from "../worker-entry.js";
+import { DEFAULT_CALL_BYTES, resolveLimits, type CallBytes } from "./limits.js";
+import { busyError, internalError } from "./messages.js";
 import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
 import { ScriptRun } from "./run.js";
 import type { RunOptions, ScriptOutcome } from "./types.js";
 
 /** How the pool is sized and how it treats its workers. */
 export interface SandboxOptions {
-  /** Scripts running at once; more wait in line, in order. Default: 4. */
+  /**
+   * Scripts running at once; more wait in line, round robin over callers (see `perCaller`).
+   * Default: the cores, from 2 to 4.
+   */
   maxWorkers?: number;
+  /**
+   * What one caller (RunOptions.caller) may hold: scripts `running` (default: maxWorkers - 1,
+   * at least 1, so one caller's loops never take every worker) and `queued` waiting for a
+   * worker (default 16; the next one is refused at once, kind "busy"). Scripts without a caller
+   * are each their own caller.
+   */
+  perCaller?: { running?: number; queued?: number };
   /** A worker idle this long ends (one is kept warm). Default: 30,000 ms. */
   idleMs?: number;
   /**
@@ -26,6 +38,8 @@ export interface SandboxOptions {
   graceMs?: number;
   /** Where the workers' own stdout/stderr lines go (WebAssembly aborts print there). */
   logger?: Logger;
+  /** What inner calls may carry. Default: DEFAULT_CALL_BYTES (1 MiB a call, 8 MiB at once). */
+  callBytes?: Partial<CallBytes>;
 }
 
 /** Runs scripts. One per proxy, made by the composition root and closed at shutdown. */
@@ -69,14 +83,18 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const maxWorkers = options.maxWorkers ?? Math.min(4, Math.max(2, os.availableParallelism()));
   const idleMs = options.idleMs ?? 30_000;
   const graceMs = options.graceMs ?? 1_000;
+  const callBytes: CallBytes = { ...DEFAULT_CALL_BYTES, ...options.callBytes };
+  const perRunning = options.perCaller?.running ?? Math.max(1, maxWorkers - 1);
+  const perQueued = options.perCaller?.queued ?? 16;
   const workers = new Set<EngineWorker>();
-  const queue: ScriptRun[] = [];
+  const queue = new FairQueue<ScriptRun>();
+  const live = (run: ScriptRun) => !run.done;
   let nextId = 1;
   let closed = false;
 
   function spawn(): EngineWorker {
     const stop = new Int32Array(new SharedArrayBuffer(4));
-    const entry = workerEntry();
+    const entry = workerEntry(import.meta.url, "worker");
     const worker = new Worker(entry.filename, {
       eval: entry.eval,
       workerData: { stop } satisfies WorkerInit,
@@ -133,7 +151,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     if (closed) return;
     // A worker that cannot even start fails the script that waited for it, so a broken
     // install answers every script with its reason instead of respawning forever.
-    if (!w.ready) queue.find((r) => !r.done)?.fail(internalError(reason));
+    if (!w.ready) queue.shift(undefined, live)?.fail(internalError(reason));
     dispatch();
   }
 
@@ -173,33 +191,43 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     });
   }
 
-  /** The first script in line that still wants to run (a cancelled one leaves the line). */
-  function nextInLine(): ScriptRun | undefined {
-    let run = queue.shift();
-    while (run?.done) run = queue.shift();
-    return run;
+  function running(caller: string): number {
+    let n = 0;
+    for (const w of workers) if (w.run?.caller === caller) n += 1;
+    return n;
   }
+
+  /** Below its running limit, a caller's next script may take a worker. */
+  const mayStart = (caller: string) => running(caller) < perRunning;
 
   function dispatch(): void {
     for (const w of workers) {
       if (!w.ready || w.run) continue;
-      const run = nextInLine();
-      if (!run) return;
+      // The next script of the caller served least recently, skipping callers at their limit
+      // (a cancelled script leaves the line).
+      const run = queue.shift(mayStart, live);
+      if (!run) break;
       assign(w, run);
     }
-    const waiting = queue.filter((r) => !r.done).length;
+    // Workers for the scripts that could start now, no more.
+    let startable = 0;
+    for (const caller of queue.keys()) {
+      startable += Math.min(queue.count(caller, live), Math.max(0, perRunning - running(caller)));
+    }
     const starting = [...workers].filter((w) => !w.ready).length;
-    const wanted = Math.min(waiting - starting, maxWorkers - workers.size);
+    const wanted = Math.min(startable - starting, maxWorkers - workers.size);
     for (let i = 0; i < wanted; i++) spawn();
   }
 
   return {
     run(script, runOptions) {
       const limits = resolveLimits(runOptions.limits);
-      const run = new ScriptRun(nextId++, script, runOptions, limits, graceMs);
+      const run = new ScriptRun(nextId++, script, runOptions, limits, graceMs, callBytes);
       if (closed) run.cancel(true);
-      else {
-        queue.push(run);
+      else if (queue.count(run.caller, live) >= perQueued) {
+        run.fail(busyError(running(run.caller), queue.count(run.caller, live), perRunning));
+      } else {
+        queue.push(run.caller, run);
         dispatch();
       }
       return run.answer;
@@ -207,7 +235,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 
     async close() {
       closed = true;
-      for (const run of queue.splice(0)) run.cancel(true);
+      for (const run of queue.drain()) run.cancel(true);
       const all = [...workers];
       for (const w of all) w.run?.cancel(true);
       await Promise.all(all.map((w) => w.worker.terminate().then(() => w.exited)));
@@ -218,23 +246,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return {
         workers: all.length,
         busy: all.filter((w) => w.run).length,
-        queued: queue.filter((r) => !r.done).length,
+        queued: queue.count(undefined, live),
       };
     },
-  };
-}
-
-/**
- * The worker's entry: `worker.js` beside this file once built. Run from source (tests, bench),
- * the thread first registers tsx, the TypeScript loader the dev tooling already uses.
- */
-function workerEntry(): { filename: string | URL; eval: boolean } {
-  const self = import.meta.url;
-  if (!self.endsWith(".ts")) return { filename: new URL("./worker.js", self), eval: false };
-  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  const entry = JSON.stringify(new URL("./worker.ts", self).href);
-  return {
-    filename: `import(${tsx}).then((m) => { m.register(); return import(${entry}); })`,
-    eval: true,
   };
 }

@@ -3,7 +3,7 @@
  * data: the script, names, JSON text. No host object ever reaches a worker, and none of a
  * worker's objects reach the host.
  */
-import type { SandboxLimits } from "./limits.js";
+import type { CallBytes, SandboxLimits } from "./limits.js";
 import type { ScriptError } from "./types.js";
 
 /** One script for a worker. `deadline` is `Date.now()`-based, shared by both threads. */
@@ -15,6 +15,8 @@ export interface RunMessage {
   limits: SandboxLimits;
   limitSetting: string;
   deadline: number;
+  /** What the script's inner calls may carry (see CallBytes). */
+  callBytes: CallBytes;
 }
 
 /** The host's answer to inner call `call` of run `id`: JSON text, or the failure's text. */

@@ -5,8 +5,15 @@
  * answering cannot hold a script past its limits.
  */
 import { errorMessage } from "../errors.js";
-import type { LimitName, SandboxLimits } from "./limits.js";
-import { cancelledError, limitError, toolRef, type ErrorContext } from "./messages.js";
+import type { CallBytes, LimitName, SandboxLimits } from "./limits.js";
+import {
+  argumentsTooLarge,
+  cancelledError,
+  limitError,
+  resultTooLarge,
+  toolRef,
+  type ErrorContext,
+} from "./messages.js";
 import { STOP, type FromWorker, type RunMessage, type WorkerOutcome } from "./protocol.js";
 import type { InnerCallResult, RunOptions, ScriptError, ScriptOutcome } from "./types.js";
 
@@ -47,12 +54,18 @@ export class ScriptRun {
     private readonly options: RunOptions,
     private readonly limits: SandboxLimits,
     private readonly graceMs: number,
+    private readonly callBytes: CallBytes,
   ) {
     this.answer = new Promise((resolve) => (this.resolve = resolve));
     this.tools = new Map(Object.entries(options.servers).map(([s, ts]) => [s, new Set(ts)]));
     this.errorCtx = { limits, setting: options.limitSetting ?? "sandbox.limits", lines: 0 };
     if (options.signal?.aborted) this.cancel(false);
     else options.signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Whose script this is: its line in the pool's queue (a script without one has its own). */
+  get caller(): string {
+    return this.options.caller ?? `(script ${this.id})`;
   }
 
   get done(): boolean {
@@ -73,6 +86,7 @@ export class ScriptRun {
       limits: this.limits,
       limitSetting: this.errorCtx.setting,
       deadline,
+      callBytes: this.callBytes,
     });
     this.timer = setTimeout(() => this.stopAt("timeMs"), this.limits.timeMs + DEADLINE_SLACK_MS);
   }
@@ -80,7 +94,7 @@ export class ScriptRun {
   /** A message from the worker about this run. */
   receive(msg: FromWorker): void {
     if (msg.type === "call") this.call(msg.call, msg.server, msg.tool, msg.args);
-    else if (msg.type === "done") this.settle(toOutcome(msg.outcome));
+    else if (msg.type === "done") this.settle(this.toOutcome(msg.outcome));
   }
 
   /** Cancels the script: at once if it waits for a worker, else through the stop flag. */
@@ -127,16 +141,20 @@ export class ScriptRun {
     if (this.calls > this.limits.calls) return this.stopAt("calls");
     void this.forward(server, tool, argsJson).then((result) => {
       if (this.settled) return;
+      const json = "value" in result ? (JSON.stringify(result.value) ?? "null") : undefined;
+      // A value larger than the script's whole memory could only fail inside it, after the
+      // worker had copied it: refused here, named, and the copy never made.
+      const max = this.limits.memoryBytes;
+      const message =
+        json === undefined
+          ? (result as { error: string }).error
+          : json.length > max
+            ? resultTooLarge(toolRef(server, tool), json.length, max)
+            : undefined;
       this.host?.post(
-        "value" in result
-          ? {
-              type: "answer",
-              id: this.id,
-              call,
-              ok: true,
-              json: JSON.stringify(result.value) ?? "null",
-            }
-          : { type: "answer", id: this.id, call, ok: false, message: result.error },
+        message === undefined
+          ? { type: "answer", id: this.id, call, ok: true, json: json! }
+          : { type: "answer", id: this.id, call, ok: false, message },
       );
     });
   }
@@ -146,12 +164,29 @@ export class ScriptRun {
     if (!this.tools.get(server)?.has(tool)) {
       return { error: `${toolRef(server, tool)} is not a tool this script can call.` };
     }
+    // The worker refuses larger arguments first; checked again before JSON.parse on this thread,
+    // whose memory and time every caller shares (a UTF-8 encoding is never shorter than the text).
+    const max = this.callBytes.argument;
+    if (argsJson.length > max || Buffer.byteLength(argsJson) > max) {
+      return { error: argumentsTooLarge(toolRef(server, tool), argsJson.length, max) };
+    }
     try {
       const args: unknown = JSON.parse(argsJson);
       return await this.options.call(server, tool, args, this.inner.signal);
     } catch (err) {
       return { error: errorMessage(err) };
     }
+  }
+
+  /** The worker's outcome, its value parsed here once its size is checked (as the worker did). */
+  private toOutcome(outcome: WorkerOutcome): ScriptOutcome {
+    if (!outcome.ok) return outcome;
+    const { json, logs, calls } = outcome;
+    if (json !== undefined && json.length > this.limits.resultBytes) {
+      return { ok: false, error: limitError("resultBytes", this.errorCtx), logs, calls };
+    }
+    const value: unknown = json === undefined ? undefined : JSON.parse(json);
+    return { ok: true, value, logs, calls };
   }
 
   private settle(outcome: ScriptOutcome): void {
@@ -163,10 +198,4 @@ export class ScriptRun {
     this.inner.abort();
     this.resolve(outcome);
   }
-}
-
-function toOutcome(outcome: WorkerOutcome): ScriptOutcome {
-  if (!outcome.ok) return outcome;
-  const value: unknown = outcome.json === undefined ? undefined : JSON.parse(outcome.json);
-  return { ok: true, value, logs: outcome.logs, calls: outcome.calls };
 }

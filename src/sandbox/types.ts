@@ -31,6 +31,12 @@ export interface RunOptions {
   servers: Readonly<Record<string, readonly string[]>>;
   /** How an inner call reaches a tool. */
   call: InnerCall;
+  /**
+   * Who runs the script. Scripts wait for a worker round robin over callers, and a caller has at
+   * most SandboxOptions.perCaller scripts running and waiting; without one, the script is its
+   * own caller.
+   */
+  caller?: string;
   /** Limits for this script (the caller's profile); missing ones take `DEFAULT_LIMITS`. */
   limits?: Partial<SandboxLimits>;
   /** Cancels the script (and its in-flight inner calls); it answers `kind: "cancelled"`. */
@@ -48,9 +54,10 @@ export interface ScriptError {
    * `syntax`: the script does not parse (as JavaScript, nor as TypeScript);
    * `runtime`: it threw (or returned a value JSON cannot encode, or awaited what never settles);
    * `limit`: it went past `limit`; `cancelled`: its signal aborted or the sandbox closed;
-   * `internal`: the sandbox itself failed (a worker died): a bug of ours, not of the script.
+   * `internal`: the sandbox itself failed (a worker died): a bug of ours, not of the script;
+   * `busy`: not run, its caller already has as many scripts waiting as it may.
    */
-  kind: "syntax" | "runtime" | "limit" | "cancelled" | "internal";
+  kind: "syntax" | "runtime" | "limit" | "cancelled" | "internal" | "busy";
   message: string;
   /** 1-based line in the script as given (the wrapper mcpx adds is accounted for). */
   line?: number;

@@ -46,6 +46,34 @@ describe("a runaway script does not stop anyone else", () => {
     await expect(spinning).rejects.toThrow();
   });
 
+  it("four loops of one client leave a worker for another client's script (issue 24)", async () => {
+    setup = await codeModeProxy();
+    const stop = new AbortController();
+    const c = await setup.client();
+    const loops = Array.from({ length: 4 }, () =>
+      runScript(
+        c,
+        `await servers.github.list_issues({});\nfor (;;) {}`,
+        {},
+        { signal: stop.signal },
+      )
+        .then(() => "answered")
+        .catch(() => "cancelled"),
+    );
+    let settled = 0;
+    for (const l of loops) void l.finally(() => (settled += 1));
+    // A loop is running; the others wait in this client's line, not in everyone's.
+    await expect
+      .poll(() => setup!.seen.calls.includes("github.list_issues"), { timeout: 30_000 })
+      .toBe(true);
+    const bot = await setup.client("bot");
+    const out = await runScript(bot, `return (await servers.github["get-me"]()).text;`);
+    expect(out.texts).toEqual(["octocat"]);
+    expect(settled).toBe(0);
+    stop.abort("enough");
+    expect(await Promise.all(loops)).toEqual(["cancelled", "cancelled", "cancelled", "cancelled"]);
+  });
+
   it("a memory bomb is stopped at its profile's memory limit; another client's calls succeed around it", async () => {
     setup = await codeModeProxy();
     const bomb = runScript(

@@ -132,6 +132,53 @@ describe("each limit, its message", () => {
   });
 });
 
+describe("what inner calls carry to the host", () => {
+  it("arguments past callBytes.argument are refused in the worker: the call rejects, catchably", async () => {
+    const host = toolHost();
+    const out = await run(
+      `const big = "x".repeat(2 * 1024 * 1024);
+const failed = await servers.a.echo({ big }).catch((e) => [e.name, e.message]);
+const fine = await servers.a.echo({ small: 1 });
+return { failed, fine };`,
+      {},
+      host,
+    );
+    expect(out).toMatchObject({ ok: true });
+    const value = out.ok ? (out.value as { failed: string[]; fine: unknown }) : undefined;
+    expect(value?.failed).toEqual([
+      "ToolCallError",
+      "servers.a.echo was not called: its arguments are 2 MiB or more as JSON, more than the 1 MiB one inner call may send. Send less per call (split the data over several calls, or pass a reference the tool can read).",
+    ]);
+    expect(value?.fine).toEqual({ small: 1 });
+    // The refused call never reached the host.
+    expect(host.calls).toEqual([{ server: "a", tool: "echo", args: { small: 1 } }]);
+  });
+
+  it("the arguments of calls in flight are summed: the one past callBytes.inFlight is refused", async () => {
+    const small = createSandbox({ maxWorkers: 1, callBytes: { argument: 1000, inFlight: 2500 } });
+    try {
+      const host = toolHost();
+      const out = await small.run(
+        `const pad = "x".repeat(900);
+const all = [1, 2, 3].map((i) => servers.a.echo({ i, pad }).then(() => "ran", (e) => e.message));
+const first = await Promise.all(all);
+// Once they answered, their bytes are free again.
+return [...first, await servers.a.echo({ i: 4, pad }).then(() => "ran")];`,
+        host.options(),
+      );
+      expect(out).toMatchObject({ ok: true });
+      const [one, two, three, four] = out.ok ? (out.value as string[]) : [];
+      expect([one, two, four]).toEqual(["ran", "ran", "ran"]);
+      expect(three).toBe(
+        "servers.a.echo was not called: the script's calls still running carry 1.8 KiB of arguments, and this call's 916 bytes would pass the 2500 bytes a script may have in flight at once. Await earlier calls before starting more.",
+      );
+      expect(host.calls.map((c) => (c.args as { i: number }).i)).toEqual([1, 2, 4]);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe("bad limits are the caller's bug, refused before anything runs", () => {
   it.each([
     [{ timeMs: 0 }, /timeMs must be an integer of at least 1; got 0/],

@@ -68,24 +68,24 @@ function readAll(shaper: ResultShaper, first: ToolResult, caller = "alice"): str
 }
 
 describe("ResultShaper: the budget", () => {
-  it("returns a result that fits exactly as compressResult does, structuredContent included", () => {
+  it("returns a result that fits exactly as compressResult does, structuredContent included", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const data = rows(20);
     const result: ToolResult = {
       content: [{ type: "text", text: JSON.stringify(data, null, 2) }],
       structuredContent: { rows: data },
     };
-    expect(shaper.shape(result, req())).toEqual(compressResult(result, "auto"));
+    expect(await shaper.shape(result, req())).toEqual(compressResult(result, "auto"));
   });
 
-  it("cuts a large array: a notice first, the head that fits, N of M elements, no structuredContent", () => {
+  it("cuts a large array: a notice first, the head that fits, N of M elements, no structuredContent", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const data = rows(5_000);
     const result: ToolResult = {
       content: [{ type: "text", text: JSON.stringify(data) }],
       structuredContent: { rows: data },
     };
-    const out = shaper.shape(result, req());
+    const out = await shaper.shape(result, req());
     const [notice, head] = texts(out);
     const shown = (decode(head!) as unknown[]).length;
     expect(notice).toMatch(
@@ -101,19 +101,25 @@ describe("ResultShaper: the budget", () => {
     expect(countTokens(all(out))).toBeLessThanOrEqual(1_000);
   });
 
-  it("pages to the end: head and pages are exactly the original array", () => {
+  it("pages to the end: head and pages are exactly the original array", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const data = rows(3_000);
-    const out = shaper.shape({ content: [{ type: "text", text: JSON.stringify(data) }] }, req());
+    const out = await shaper.shape(
+      { content: [{ type: "text", text: JSON.stringify(data) }] },
+      req(),
+    );
     const head = decode(texts(out)[1]!) as unknown[];
     const rest = readAll(shaper, out).flatMap((p) => decode(p) as unknown[]);
     expect([...head, ...rest]).toEqual(data);
   });
 
-  it("keeps the object around a nested array and names it", () => {
+  it("keeps the object around a nested array and names it", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const data = { total_count: 4_000, items: rows(4_000) };
-    const out = shaper.shape({ content: [{ type: "text", text: JSON.stringify(data) }] }, req());
+    const out = await shaper.shape(
+      { content: [{ type: "text", text: JSON.stringify(data) }] },
+      req(),
+    );
     const [notice, head] = texts(out);
     const decoded = decode(head!) as typeof data;
     expect(decoded.total_count).toBe(4_000);
@@ -122,47 +128,50 @@ describe("ResultShaper: the budget", () => {
     expect([...decoded.items, ...rest]).toEqual(data.items);
   });
 
-  it("cuts plain text at a line break, never altering it, and pages it back exactly", () => {
+  it("cuts plain text at a line break, never altering it, and pages it back exactly", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const log = Array.from({ length: 2_000 }, (_, i) => `line ${i}: {"not": json`).join("\n");
-    const out = shaper.shape({ content: [{ type: "text", text: log }] }, req());
+    const out = await shaper.shape({ content: [{ type: "text", text: log }] }, req());
     const [notice, head] = texts(out);
     expect(notice).toMatch(/the first (\d+) of \d+ characters shown/);
     expect(head!.endsWith("\n")).toBe(true);
     expect(head! + readAll(shaper, out).join("")).toBe(log);
   });
 
-  it("pages in useful steps under the smallest budget (100 tokens)", () => {
+  it("pages in useful steps under the smallest budget (100 tokens)", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const log = Array.from({ length: 200 }, (_, i) => `line ${i}: some log text`).join("\n");
-    const out = shaper.shape({ content: [{ type: "text", text: log }] }, req({ budget: 100 }));
+    const out = await shaper.shape(
+      { content: [{ type: "text", text: log }] },
+      req({ budget: 100 }),
+    );
     const pages = readAll(shaper, out);
     // Before: the words around a page took the whole budget, leaving 1 character per page.
     expect(Math.min(...pages.slice(0, -1).map((p) => p.length))).toBeGreaterThan(50);
     expect(texts(out)[1]! + pages.join("")).toBe(log);
   });
 
-  it("passes images, audio and resource links untouched and does not count them", () => {
+  it("passes images, audio and resource links untouched and does not count them", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const image = { type: "image", data: "A".repeat(500_000), mimeType: "image/png" };
     const audio = { type: "audio", data: "B".repeat(500_000), mimeType: "audio/wav" };
     const link = { type: "resource_link", uri: "file:///big.bin", name: "big" };
     const small: ToolResult = { content: [{ type: "text", text: "done" }, image, audio, link] };
-    expect(shaper.shape(small, req())).toEqual(small);
+    expect(await shaper.shape(small, req())).toEqual(small);
     const big: ToolResult = {
       content: [image, { type: "text", text: JSON.stringify(rows(3_000)) }, audio, link],
     };
-    const out = shaper.shape(big, req());
+    const out = await shaper.shape(big, req());
     expect(out.content[0]!.type).toBe("text");
     expect(out.content.slice(1).filter((b) => b.type !== "text")).toEqual([image, audio, link]);
     expect(out.content[1]).toBe(image);
   });
 
-  it("pages each of several large parts under its own URI", () => {
+  it("pages each of several large parts under its own URI", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const a = rows(2_000);
     const b = "text\n".repeat(5_000);
-    const out = shaper.shape(
+    const out = await shaper.shape(
       {
         content: [
           { type: "text", text: JSON.stringify(a) },
@@ -183,14 +192,14 @@ describe("ResultShaper: the budget", () => {
     expect(texts(first)[1]).toBe(b.slice(0, texts(first)[1]!.length));
   });
 
-  it("counts and cuts structuredContent that no text block repeats, keeping the text whole", () => {
+  it("counts and cuts structuredContent that no text block repeats, keeping the text whole", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const data = rows(3_000);
     const result: ToolResult = {
       content: [{ type: "text", text: "Found 3000 rows." }],
       structuredContent: { rows: data },
     };
-    const out = shaper.shape(result, req());
+    const out = await shaper.shape(result, req());
     const [notice, summary, head] = texts(out);
     expect(summary).toBe("Found 3000 rows.");
     const shown = (decode(head!) as { rows: unknown[] }).rows;
@@ -199,10 +208,10 @@ describe("ResultShaper: the budget", () => {
     expect(out.structuredContent).toBeUndefined();
   });
 
-  it("keeps isError on a cut error result, and cuts as compact JSON with compression off", () => {
+  it("keeps isError on a cut error result, and cuts as compact JSON with compression off", async () => {
     const shaper = new ResultShaper(new ResultStore(), "off");
     const data = rows(3_000);
-    const out = shaper.shape(
+    const out = await shaper.shape(
       { content: [{ type: "text", text: JSON.stringify(data, null, 2) }], isError: true },
       req(),
     );
@@ -213,9 +222,9 @@ describe("ResultShaper: the budget", () => {
     expect(shown).toEqual(data.slice(0, shown.length));
   });
 
-  it("says when the rest was too large to keep", () => {
+  it("says when the rest was too large to keep", async () => {
     const shaper = new ResultShaper(new ResultStore({ maxChars: 1_000 }), "auto");
-    const out = shaper.shape(
+    const out = await shaper.shape(
       { content: [{ type: "text", text: JSON.stringify(rows(3_000)) }] },
       req(),
     );
@@ -225,19 +234,19 @@ describe("ResultShaper: the budget", () => {
 });
 
 describe("ResultShaper: pages", () => {
-  const cutFor = (shaper: ResultShaper, caller = "alice") =>
+  const cutFor = async (shaper: ResultShaper, caller = "alice") =>
     nextCall(
       texts(
-        shaper.shape(
+        await shaper.shape(
           { content: [{ type: "text", text: JSON.stringify(rows(3_000)) }] },
           req({ caller }),
         ),
       )[0]!,
     )!;
 
-  it("answers another caller's handle exactly like one that never existed", () => {
+  it("answers another caller's handle exactly like one that never existed", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
-    const { uri } = cutFor(shaper, "alice");
+    const { uri } = await cutFor(shaper, "alice");
     const theirs = shaper.page(uri, 0, undefined, "bob");
     const missing = shaper.page("mcpx://results/AAAAAAAAAAAA", 0, undefined, "bob");
     expect(theirs.isError).toBe(true);
@@ -249,16 +258,16 @@ describe("ResultShaper: pages", () => {
   it("says when a handle has expired, to its own caller", async () => {
     const clock = new FakeClock();
     const shaper = new ResultShaper(new ResultStore({}, () => clock.now()), "auto");
-    const { uri } = cutFor(shaper);
+    const { uri } = await cutFor(shaper);
     await clock.advance(30 * 60_000 + 1);
     const page = shaper.page(uri, 0, undefined, "alice");
     expect(page.isError).toBe(true);
     expect(texts(page)[0]).toMatch(/has expired \(results are kept 30 min/);
   });
 
-  it("honours limit, says how many of those asked fit, and refuses an offset past the end", () => {
+  it("honours limit, says how many of those asked fit, and refuses an offset past the end", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
-    const { uri } = cutFor(shaper);
+    const { uri } = await cutFor(shaper);
     const five = shaper.page(uri, 100, 5, "alice");
     expect(texts(five)[0]).toContain("elements 100–104 of 3000");
     expect(decode(texts(five)[1]!)).toEqual(rows(3_000).slice(100, 105));
@@ -280,32 +289,32 @@ describe("ResultShaper: select", () => {
     structuredContent: data,
   };
 
-  it("projects JSON text, and the projection is encoded like any result", () => {
+  it("projects JSON text, and the projection is encoded like any result", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
-    const out = shaper.shape(asText, req({ select: "items[].{id: id, name: name}" }));
+    const out = await shaper.shape(asText, req({ select: "items[].{id: id, name: name}" }));
     expect(out.content).toHaveLength(1);
     expect(decode(texts(out)[0]!)).toEqual(data.items.map(({ id, name }) => ({ id, name })));
     expect(texts(out)[0]).toMatch(/^\[40\]\{id,name\}:/);
   });
 
-  it("applies to structuredContent when present, in place of the text that repeats it", () => {
+  it("applies to structuredContent when present, in place of the text that repeats it", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
-    const out = shaper.shape(structured, req({ select: "total_count" }));
+    const out = await shaper.shape(structured, req({ select: "total_count" }));
     expect(out).toEqual({ content: [{ type: "text", text: "40" }] });
   });
 
-  it("shows a selected string as itself, not as quoted JSON", () => {
+  it("shows a selected string as itself, not as quoted JSON", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const result: ToolResult = {
       content: [{ type: "text", text: JSON.stringify({ body: "line 1\nline 2" }) }],
     };
-    expect(texts(shaper.shape(result, req({ select: "body" })))).toEqual(["line 1\nline 2"]);
+    expect(texts(await shaper.shape(result, req({ select: "body" })))).toEqual(["line 1\nline 2"]);
   });
 
-  it("keeps a selection within the budget like any result", () => {
+  it("keeps a selection within the budget like any result", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const big = { items: rows(5_000) };
-    const out = shaper.shape(
+    const out = await shaper.shape(
       { content: [{ type: "text", text: JSON.stringify(big) }] },
       req({ select: "items[].id" }),
     );
@@ -313,9 +322,9 @@ describe("ResultShaper: select", () => {
     expect(countTokens(all(out))).toBeLessThanOrEqual(1_000);
   });
 
-  it("answers a bad expression with a clear error, the result's shape, and the result kept", () => {
+  it("answers a bad expression with a clear error, the result's shape, and the result kept", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
-    const out = shaper.shape(structured, req({ select: "items[" }));
+    const out = await shaper.shape(structured, req({ select: "items[" }));
     expect(out.isError).toBe(true);
     const message = texts(out)[0]!;
     expect(message).toContain('select "items[" failed: Syntax error');
@@ -325,9 +334,9 @@ describe("ResultShaper: select", () => {
     expect(decode(texts(page)[1]!)).toEqual(data.items);
   });
 
-  it("hints with the shape when a selection matches nothing", () => {
+  it("hints with the shape when a selection matches nothing", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
-    const out = shaper.shape(structured, req({ select: "itemz[].id" }));
+    const out = await shaper.shape(structured, req({ select: "itemz[].id" }));
     expect(out.isError).toBeUndefined();
     expect(texts(out)).toEqual([
       "null",
@@ -335,22 +344,22 @@ describe("ResultShaper: select", () => {
     ]);
   });
 
-  it("leaves text that is not JSON unaltered, and says select was not applied", () => {
+  it("leaves text that is not JSON unaltered, and says select was not applied", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const result: ToolResult = { content: [{ type: "text", text: "Created issue #12" }] };
-    expect(texts(shaper.shape(result, req({ select: "id" })))).toEqual([
+    expect(texts(await shaper.shape(result, req({ select: "id" })))).toEqual([
       "Created issue #12",
       "select was not applied: this result is not JSON.",
     ]);
   });
 
-  it("does not apply to an error result", () => {
+  it("does not apply to an error result", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const result: ToolResult = {
       content: [{ type: "text", text: '{"error":"not found"}' }],
       isError: true,
     };
-    const out = shaper.shape(result, req({ select: "items" }));
+    const out = await shaper.shape(result, req({ select: "items" }));
     expect(out.isError).toBe(true);
     // The error's JSON is encoded like any result's (TOON here); select left it whole.
     expect(texts(out)).toEqual([

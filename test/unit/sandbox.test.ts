@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { EngineRun } from "../../src/sandbox/engine.js";
-import { DEFAULT_LIMITS, limitMessage, resolveLimits } from "../../src/sandbox/limits.js";
+import {
+  DEFAULT_CALL_BYTES,
+  DEFAULT_LIMITS,
+  limitMessage,
+  resolveLimits,
+} from "../../src/sandbox/limits.js";
 import { thrownError, toolRef } from "../../src/sandbox/messages.js";
 import { STOP, type ToWorker, type WorkerOutcome } from "../../src/sandbox/protocol.js";
 import { loadQuickJS } from "../../src/sandbox/quickjs.js";
@@ -88,11 +93,11 @@ describe("messages", () => {
 });
 
 describe("the host side of a run", () => {
-  function started(limits = DEFAULT_LIMITS) {
+  function started(limits = DEFAULT_LIMITS, callBytes = DEFAULT_CALL_BYTES) {
     const host = toolHost();
     const posted: ToWorker[] = [];
     const flags: number[] = [];
-    const run = new ScriptRun(7, "return 1;", host.options(), limits, 1_000);
+    const run = new ScriptRun(7, "return 1;", host.options(), limits, 1_000, callBytes);
     run.start({ flag: (v) => flags.push(v), post: (m) => posted.push(m), kill: () => {} });
     return { host, posted, flags, run };
   }
@@ -125,6 +130,50 @@ describe("the host side of a run", () => {
     run.cancel(false);
   });
 
+  it("refuses arguments past callBytes.argument before parsing them, never calling the tool", async () => {
+    const { host, posted, run } = started(DEFAULT_LIMITS, { argument: 100, inFlight: 1000 });
+    const args = JSON.stringify({ pad: "x".repeat(200) });
+    run.receive({ type: "call", id: 7, call: 1, server: "a", tool: "echo", args });
+    await expect.poll(() => posted.length).toBe(2);
+    expect(posted[1]).toEqual({
+      type: "answer",
+      id: 7,
+      call: 1,
+      ok: false,
+      message:
+        "servers.a.echo was not called: its arguments are 210 bytes or more as JSON, more than the 100 bytes one inner call may send. Send less per call (split the data over several calls, or pass a reference the tool can read).",
+    });
+    expect(host.calls).toEqual([]);
+    run.cancel(false);
+  });
+
+  it("does not hand a script a result larger than its whole memory", async () => {
+    const limits = { ...DEFAULT_LIMITS, memoryBytes: 1024 * 1024 };
+    const { host, posted, run } = started(limits, { argument: 4e6, inFlight: 4e6 });
+    const big = JSON.stringify({ pad: "x".repeat(1024 * 1024) });
+    run.receive({ type: "call", id: 7, call: 1, server: "a", tool: "echo", args: big });
+    await expect.poll(() => posted.length).toBe(2);
+    expect(host.calls).toHaveLength(1);
+    expect(posted[1]).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(
+        /^servers\.a\.echo answered 1 MiB or more as JSON, more than the script's memory limit of 1 MiB: it was not passed to the script\./,
+      ) as unknown,
+    });
+    run.cancel(false);
+  });
+
+  it("holds the worker's value to resultBytes before parsing it", async () => {
+    const { run } = started({ ...DEFAULT_LIMITS, resultBytes: 10 });
+    run.receive({
+      type: "done",
+      id: 7,
+      outcome: { ok: true, json: JSON.stringify("x".repeat(20)), logs: [], calls: 0 },
+    });
+    const out = await run.answer;
+    expect(out).toMatchObject({ ok: false, error: { kind: "limit", limit: "resultBytes" } });
+  });
+
   it("counts calls itself: one past the limit sets the stop flag", () => {
     const { host, posted, flags, run } = started({ ...DEFAULT_LIMITS, calls: 1 });
     run.receive({ type: "call", id: 7, call: 1, server: "a", tool: "echo", args: "{}" });
@@ -150,6 +199,7 @@ describe("the engine, in this thread", () => {
       limits,
       limitSetting: "sandbox.limits",
       deadline: Date.now() + limits.timeMs,
+      callBytes: DEFAULT_CALL_BYTES,
     };
     new EngineRun(module, job, {
       stop: new Int32Array(new SharedArrayBuffer(4)),
