@@ -72,16 +72,10 @@ export interface ServerState {
 }
 
 /**
- * Requests a server may fail without being down: its lists other than tools, and the relayed
- * extras. A failure is noted on the server (describe, /healthz, dashboard), never "down".
+ * Requests a server may fail without being down: its lists other than tools. A failure is
+ * noted on the server (describe, /healthz, dashboard), never "down".
  */
-export type OptionalMethod =
-  | "resources/list"
-  | "resources/templates/list"
-  | "prompts/list"
-  | "completion/complete"
-  | "logging/setLevel"
-  | "resources/subscribe";
+export type OptionalMethod = "resources/list" | "resources/templates/list" | "prompts/list";
 
 export interface RegistryOptions {
   logger: Logger;
@@ -699,27 +693,6 @@ export class Registry {
     for (const method of Object.keys(before ?? {})) {
       if (after?.[method as OptionalMethod] === undefined)
         this.log.info(`${name}: ${method} works again`);
-    }
-  }
-
-  /**
-   * Note (or clear) an optional request's failure on every server of `name`'s group, as
-   * discovery does for its lists; relayed extras (completion, setLevel, subscribe) report here.
-   */
-  noteOptional(name: string, method: OptionalMethod, why: string | undefined): void {
-    const print = this.prints.get(name);
-    if (print === undefined) return;
-    for (const n of this.namesOf(print)) {
-      const state = this.states.get(n);
-      if (!state || state.notes?.[method] === (why && this.log.redact(why))) continue;
-      const before = state.notes;
-      const next = { ...state.notes };
-      if (why === undefined) delete next[method];
-      else next[method] = this.log.redact(why);
-      if (Object.keys(next).length > 0) state.notes = next;
-      else delete state.notes;
-      this.logNotes(n, before, state.notes);
-      this.emit(n);
     }
   }
 
