@@ -181,7 +181,7 @@ export class CatalogCache {
       await fs.rm(this.file(key), { force: true });
       return;
     }
-    await fs.mkdir(this.folder, { recursive: true, mode: 0o700 });
+    await this.makeFolder();
     const file = this.file(key);
     const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     try {
@@ -192,6 +192,20 @@ export class CatalogCache {
       throw err;
     }
     await this.evict(file);
+  }
+
+  /**
+   * Create the cache folder and its parent (`~/.cache` on a fresh account), no further up: a
+   * folder removed from under a running mcpx (a test's, a user's) is not brought back.
+   */
+  private async makeFolder(): Promise<void> {
+    const made = async (dir: string) =>
+      fs.mkdir(dir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== "EEXIST") throw err;
+      });
+    await made(path.dirname(this.options.dir));
+    await made(this.options.dir);
+    await made(this.folder);
   }
 
   /** Remove the oldest entries (never `keep`) until the total fits; stray temp files too. */

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -80,9 +80,20 @@ export interface StartOptions {
   cacheHome?: string;
 }
 
-/** `XDG_CACHE_HOME` for one spawned mcpx: `cacheHome`, else a fresh folder of the test's own. */
+/**
+ * A fresh `XDG_CACHE_HOME` of the test's own, one level inside its temp folder: mcpx creates the
+ * cache folder and its parent only, so an mcpx that outlives its test never re-creates the
+ * removed temp folder.
+ */
+export function newCacheHome(): string {
+  const home = path.join(tempDir("mcpx-cache-"), "xdg");
+  mkdirSync(home);
+  return home;
+}
+
+/** `XDG_CACHE_HOME` for one spawned mcpx: `cacheHome`, else a fresh one (`newCacheHome`). */
 export function cacheEnv(cacheHome?: string): { XDG_CACHE_HOME: string } {
-  return { XDG_CACHE_HOME: cacheHome ?? tempDir("mcpx-cache-") };
+  return { XDG_CACHE_HOME: cacheHome ?? newCacheHome() };
 }
 
 /**

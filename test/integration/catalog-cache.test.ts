@@ -15,6 +15,7 @@ import {
   descendants,
   eventually,
   fixtureServer,
+  newCacheHome,
   onToolsChanged,
   startStdio,
   tempDir,
@@ -57,7 +58,7 @@ async function fillCache(file: string, cacheHome: string): Promise<void> {
 
 describe("persistent catalog cache (spawned mcpx)", () => {
   it("second start: the first tools/list answers at once from the cache; a call waits for the server and succeeds", async () => {
-    const cacheHome = tempDir();
+    const cacheHome = newCacheHome();
     const { file, hold, release } = heldConfig();
     try {
       await fillCache(file, cacheHome);
@@ -91,7 +92,7 @@ describe("persistent catalog cache (spawned mcpx)", () => {
   });
 
   it("sends tools/list_changed when the live catalog differs from the cached one", async () => {
-    const cacheHome = tempDir();
+    const cacheHome = newCacheHome();
     const { file, hold, release } = heldConfig();
     try {
       await fillCache(file, cacheHome);
@@ -129,7 +130,7 @@ describe("persistent catalog cache (spawned mcpx)", () => {
   });
 
   it('start: "lazy": discovered once then closed; next start lists it with no process; the first call starts it', async () => {
-    const cacheHome = tempDir();
+    const cacheHome = newCacheHome();
     const dir = tempDir();
     const starts = path.join(dir, "starts");
     const file = writeConfig(

@@ -85,6 +85,20 @@ describe("CatalogCache", () => {
     expect(cache.load("k2", "s")).toBeUndefined();
   });
 
+  it("creates its folder and the parent, no further up (a removed folder is not brought back)", async () => {
+    const root = tempDir();
+    const fresh = cacheIn(path.join(root, "cache", "mcpx"));
+    fresh.save("k1", "s", catalog(["echo"]));
+    await fresh.flush();
+    expect(fresh.load("k1", "s")?.tools).toHaveLength(1);
+    const lines: string[] = [];
+    const orphan = cacheIn(path.join(root, "gone", "cache", "mcpx"), lines);
+    orphan.save("k1", "s", catalog(["echo"]));
+    await orphan.flush();
+    expect(readdirSync(root)).toEqual(["cache"]);
+    expect(lines.join("\n")).toMatch(/catalog cache not written/);
+  });
+
   it("never writes a catalog that holds a secret value (and drops the old entry)", async () => {
     const dir = tempDir();
     const lines: string[] = [];
