@@ -188,6 +188,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     era: options.era,
     memory,
     callerOf,
+    ...(clientId !== undefined && { clientId }),
     cursors: () => (cursors ??= new PageCursors(sessionKey(ctx.config))),
     hints: (view) =>
       options.era === "legacy" ? {} : { ttlMs: listTtlMs(ctx, view), cacheScope: "private" },
@@ -213,6 +214,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     const context = requestContext(ctx, req, {
       era: options.era,
       caller,
+      clientKey: clientId ?? `caller:${caller}`,
       minLevel:
         options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
       progressToken: request.params._meta?.progressToken,
@@ -264,6 +266,7 @@ function envelopeLevel(req: ServerContext): LoggingLevel | undefined {
 interface RequestInputs {
   era: Era;
   caller: string;
+  clientKey: string;
   /** Forward log messages at or above this level; none when undefined. */
   minLevel: LoggingLevel | undefined;
   progressToken: string | number | undefined;
@@ -280,6 +283,7 @@ function requestContext(
   return {
     era: inputs.era,
     caller: inputs.caller,
+    clientKey: inputs.clientKey,
     view: ctx.views.forCaller(inputs.caller),
     signal: req.mcpReq.signal,
     ...(minLevel !== undefined && {
