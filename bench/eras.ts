@@ -119,9 +119,10 @@ export async function runErasBench(): Promise<BenchSection> {
     const file = writeConfig(
       {
         mcpServers: {
-          modern: { url: modern.url, prewarm: 1 },
-          legacy: { url: legacy.url },
-          legacy_warm: { url: legacyWarm.url, prewarm: 1 },
+          // What an isolated call costs per era (the default is now "client").
+          modern: { url: modern.url, prewarm: 1, session: "isolated" },
+          legacy: { url: legacy.url, session: "isolated" },
+          legacy_warm: { url: legacyWarm.url, prewarm: 1, session: "isolated" },
         },
         // Health checks would add requests to the counts.
         health: { interval: 3_600_000 },

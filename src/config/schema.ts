@@ -20,13 +20,13 @@ const common = {
   disabled: z.boolean().optional(),
   /** Per-request timeout in milliseconds (Claude Code's key). */
   timeout: timeoutMs.optional(),
-  /** How calls map onto upstream sessions: isolated (default), shared, caller. */
-  session: z.enum(["isolated", "shared", "caller"]).optional(),
-  /** isolated: spare sessions kept ready (default 1 for stdio, 0 for http/sse). */
+  /** How calls map onto upstream sessions: client (default), isolated, shared, caller. */
+  session: z.enum(["client", "isolated", "shared", "caller"]).optional(),
+  /** client, isolated: spare sessions kept ready (default 1 for stdio, 0 for http/sse). */
   prewarm: z.number().int().min(0).max(16).optional(),
-  /** Concurrent sessions (isolated: calls; caller: callers); further calls queue. */
+  /** Concurrent sessions (client: clients; isolated: calls; caller: callers); further calls queue. */
   maxSessions: z.number().int().min(1).max(256).optional(),
-  /** caller: close a caller's idle session after this many ms. */
+  /** client, caller: close an idle client's (caller's) session after this many ms. */
   idleTimeout: timeoutMs.optional(),
   /** Which of the server's tools are shown (Gemini's includeTools / excludeTools, Codex's enabled_tools / disabled_tools). */
   tools: z

@@ -98,7 +98,9 @@ function parseServer(
     spec,
     timeoutMs: entry.timeout ?? defaults.callTimeoutMs,
     session: {
-      policy: entry.session ?? "isolated",
+      // One session per client keeps what stateful servers hold between a client's calls
+      // (browser pages, search sessions, thought history): see README "Sessions".
+      policy: entry.session ?? "client",
       // A spare costs a process for stdio but only a connection for http: warm stdio by default.
       prewarm: entry.prewarm ?? (spec.transport === "stdio" ? 1 : 0),
       maxSessions: entry.maxSessions ?? DEFAULTS.maxSessions,

@@ -15,7 +15,7 @@ export type UpstreamSpec =
     }
   | { transport: "http" | "sse"; url: string; headers: Record<string, string> };
 
-export type SessionPolicy = "isolated" | "shared" | "caller";
+export type SessionPolicy = "client" | "isolated" | "shared" | "caller";
 
 /** How calls to a server map onto upstream sessions (see src/registry/pool.ts). */
 export interface SessionSettings {

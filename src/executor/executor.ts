@@ -23,7 +23,14 @@ import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
 import { InFlight } from "./inflight.js";
-import { noSession, SHUTTING_DOWN, upstreamFailure, type NoSession } from "./failures.js";
+import {
+  noSession,
+  prependText,
+  restartedNotice,
+  SHUTTING_DOWN,
+  upstreamFailure,
+  type NoSession,
+} from "./failures.js";
 import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./results.js";
 import { ResultShaper } from "./shape.js";
@@ -41,6 +48,11 @@ import { ArgumentValidator } from "./validate.js";
 export interface CallContext {
   /** The caller (client) the call is made for; picks the session under the "caller" policy. */
   caller?: string;
+  /**
+   * The downstream client (connection, 2025-era session, or a 2026-07-28 client's caller):
+   * picks the session under the "client" policy, and is told when a server it used restarted.
+   */
+  clientKey?: string;
   /**
    * What the caller may see (its profile's view). Anything outside it is answered exactly like
    * a tool or server that does not exist. Default: the whole registry.
@@ -61,6 +73,11 @@ export interface CallContext {
    * refused and confirmed tools do not run.
    */
   client?: ClientChannel;
+  /**
+   * Inner calls of a script: a line the script's answer must carry (a server restarted and
+   * the client's state there is gone), since the inner result itself is the script's data.
+   */
+  onNotice?: (line: string) => void;
   /** The call this one runs inside (a code-mode script), named in call events. */
   parentId?: number;
   /**
@@ -203,8 +220,17 @@ export class Executor {
       budget: options.budget ?? DEFAULTS.resultBudget,
       untilStarted: (name, catalog, signal) => this.untilStarted(name, catalog, signal),
     };
+    // Servers whose restart an inner call learned of: the script's answer says so.
+    const notices = new Set<string>();
+    const onNotice = (line: string) => notices.add(line);
     const end = await this.track(ctx, (signal) =>
-      runScript(host, source, { ...ctx, signal, catalog: ctx.view ?? this.registry }, id, options),
+      runScript(
+        host,
+        source,
+        { ...ctx, signal, onNotice, catalog: ctx.view ?? this.registry },
+        id,
+        options,
+      ),
     );
     this.events.end(event, {
       durationMs: performance.now() - started,
@@ -213,7 +239,7 @@ export class Executor {
     });
     const { message, fields } = scriptLog(id, ctx.caller ?? "default", end, started);
     this.log.info(message, fields);
-    return end.result;
+    return [...notices].reverse().reduce(prependText, end.result);
   }
 
   /**
@@ -303,13 +329,35 @@ export class Executor {
     ctx: CallContext,
     { select, raw }: CallOptions,
   ): Promise<CallEnd> {
-    const timeoutMs = server.config.timeoutMs;
     const acquired = await this.lease(server, `${server.name}.${tool.name}`, ctx);
     if ("failure" in acquired) {
       const { text, outcome, error } = acquired.failure;
       return { result: textResult(text, true), outcome, ...(error !== undefined && { error }) };
     }
     const { lease } = acquired;
+    const end = await this.exchange(lease, server, tool, args, ctx, { select, raw });
+    if (lease.restarted === undefined) return end;
+    // The session that held this client's state was replaced: say so first, whatever the outcome.
+    const notice = restartedNotice(server.name, lease.restarted);
+    this.log.info(`${server.name}: told ${ctx.caller ?? "default"} the server restarted`);
+    if (raw) {
+      // An inner call's result is the script's data: the script's answer carries the line.
+      ctx.onNotice?.(notice);
+      return end;
+    }
+    return { ...end, result: prependText(end.result, notice) };
+  }
+
+  /** The tools/call itself, on a session already leased; releases it. */
+  private async exchange(
+    lease: Lease,
+    server: ServerState,
+    tool: ToolDef,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    { select, raw }: CallOptions,
+  ): Promise<CallEnd> {
+    const timeoutMs = server.config.timeoutMs;
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
     const compression: CompressionTally = { blocks: 0, jsonTokens: 0, sentTokens: 0 };
     try {
@@ -457,6 +505,7 @@ export class Executor {
     try {
       const lease = await this.pool(server.name).acquire({
         caller: ctx.caller ?? "default",
+        ...(ctx.clientKey !== undefined && { client: ctx.clientKey }),
         timeoutMs: server.config.timeoutMs,
         ...(ctx.signal && { signal: ctx.signal }),
       });

@@ -1,5 +1,6 @@
 /** What a call answers when it never reached a tool, or the upstream failed it. */
 import type { CallOutcome } from "./executor.js";
+import type { ToolResult } from "../types.js";
 import { classifyFailure } from "../registry/connection.js";
 import type { ServerState } from "../registry/registry.js";
 import { errorMessage, ProxyError } from "../errors.js";
@@ -52,6 +53,23 @@ export function noSession(
       };
     }
   }
+}
+
+/**
+ * The one line that opens the first answer a client gets from `server` after the session that
+ * held its state was replaced (`why` it ended, from the pool): a model reads it, so a blank page
+ * or an empty history is never taken for the server's real state.
+ */
+export function restartedNotice(server: string, why: string): string {
+  return (
+    `Note from mcpx: server "${server}" restarted since your last call (${why}). ` +
+    `Whatever it held for you (open pages, searches, sessions, history) is gone; redo the earlier steps this call relies on.`
+  );
+}
+
+/** `result` with `line` as its first text block (structured content, if any, is unchanged). */
+export function prependText(result: ToolResult, line: string): ToolResult {
+  return { ...result, content: [{ type: "text", text: line }, ...result.content] };
 }
 
 /** A call the upstream did not complete: timeout, closed connection, or its own error. */

@@ -2,6 +2,8 @@ import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
 import type { ClientFactory, UpstreamSession } from "./connection.js";
+import { KeyedSessions } from "./keyed.js";
+import { clientKey, LOST, type AcquireOptions, type Lease } from "./lease.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
 import { WaitQueue } from "./queue.js";
 import { SpareTarget } from "./spares.js";
@@ -9,25 +11,34 @@ import { systemClock, type Clock } from "../health/clock.js";
 
 /**
  * How calls to one upstream map onto sessions (SessionPolicy, from the config):
- * - isolated: every call gets a fresh session no other call has used (default);
+ * - client: one long-lived session per downstream client, opened on its first call (from a
+ *   spare), closed when the client leaves or after `idleTimeoutMs` without calls (default);
+ * - isolated: every call gets a fresh session no other call has used;
  * - shared: one long-lived session multiplexes every call (stateful, expensive servers);
  * - caller: one long-lived session per caller, closed after `idleTimeoutMs` without calls.
- * A modern upstream over HTTP is stateless: its sessions cost nothing to open or close, so an
- * isolated pool keeps no spares for it.
+ * A modern upstream over HTTP is stateless: its sessions cost nothing to open or close, so a
+ * pool keeps no spares for it. When a long-lived session a client used is replaced, the
+ * client's next lease says why (`Lease.restarted`).
  */
+
+export type { AcquireOptions, Lease } from "./lease.js";
 
 export interface PoolOptions {
   policy: SessionPolicy;
   /**
    * isolated: initialized spare sessions kept ready, so a call skips spawn + initialize. A call
-   * that finds none ready grows the spares by one, up to `maxSessions`.
+   * that finds none ready grows the spares by one, up to `maxSessions`. client: spares a new
+   * client's first call takes.
    */
   prewarm: number;
-  /** isolated: concurrent calls (and spares a burst grows to); caller: concurrent caller sessions. Further calls queue. */
+  /**
+   * isolated: concurrent calls (and spares a burst grows to); client, caller: concurrent
+   * client (caller) sessions. Further calls queue.
+   */
   maxSessions: number;
   /**
-   * caller: close a caller's session after this long without calls. isolated: spares a burst
-   * added close after this long without another call finding none ready.
+   * client, caller: close a client's (caller's) session after this long without calls.
+   * isolated: spares a burst added close after this long without another call finding none ready.
    */
   idleTimeoutMs: number;
   /** Time for the spares' shrink (tests inject a fake clock). */
@@ -37,19 +48,6 @@ export interface PoolOptions {
   onSession?: (session: UpstreamSession) => void;
   /** Called when the last call holding a session ends (lazy servers start their idle timer). */
   onIdle?: () => void;
-}
-
-export interface AcquireOptions {
-  caller: string;
-  /** How long a call may wait for a free slot before it is refused. */
-  timeoutMs: number;
-  signal?: AbortSignal;
-}
-
-/** A session lent to one call. Release it when the call is over, whatever the outcome. */
-export interface Lease {
-  readonly session: UpstreamSession;
-  release(): void;
 }
 
 /** What a pool holds right now; rendered by status pages and asserted by tests. */
@@ -67,17 +65,14 @@ export interface PoolStats {
   warming: number;
 }
 
+/** Clients whose use of a shared session is remembered (older ones are forgotten). */
+const SHARED_SEEN_KEPT = 1024;
+
 /** Why a pool takes no more calls. */
 const CLOSED_MESSAGE = {
   retired: "the server was reconfigured by a config reload while the call waited; call it again",
   closed: "mcpx is shutting down",
 } as const;
-
-interface CallerEntry {
-  session: Promise<UpstreamSession>;
-  inflight: number;
-  idleTimer?: NodeJS.Timeout;
-}
 
 /**
  * The sessions of one upstream spec. Every session it opens is tracked until it is closed, so
@@ -86,10 +81,16 @@ interface CallerEntry {
 export class SessionPool {
   private readonly open = new Set<UpstreamSession>();
   private readonly spares: Promise<UpstreamSession>[] = [];
-  /** Calls waiting for a free session (isolated: under maxSessions; caller: a caller slot). */
+  /** Calls waiting for a free session (isolated: under maxSessions; client, caller: a slot). */
   private readonly queue: WaitQueue;
-  private readonly callers = new Map<string, CallerEntry>();
+  /** client, caller: the long-lived session of each client (caller). */
+  private readonly keyed: KeyedSessions | undefined;
   private shared: Promise<UpstreamSession> | undefined;
+  /** shared: which session the shared one is (counting replacements), and why the last ended. */
+  private sharedGeneration = 0;
+  private sharedLost: string | undefined;
+  /** shared: the generation each client last used, so each is told of a replacement once. */
+  private readonly sharedSeen = new Map<string, number>();
   /** Spares whose session is initialized (the others are still starting). */
   private readonly ready = new WeakSet<Promise<UpstreamSession>>();
   private leased = 0;
@@ -127,6 +128,36 @@ export class SessionPool {
       clock: options.clock ?? systemClock,
       onShrink: () => this.trimSpares(),
     });
+    const { policy } = options;
+    if (policy === "client" || policy === "caller") {
+      this.keyed = new KeyedSessions(
+        {
+          // A new client takes a spare: its first call skips spawn + initialize.
+          open: () => (policy === "client" ? this.takeSpareOrOpen() : this.openSession()),
+          dispose: (session) => this.dispose(session),
+          lease: (session, onRelease, restarted) => {
+            this.leased += 1;
+            return this.lease(
+              session,
+              () => {
+                this.leased -= 1;
+                onRelease();
+                // The spare a client took is replaced after its call, never during it.
+                if (policy === "client") setImmediate(() => this.refill());
+              },
+              restarted,
+            );
+          },
+          queue: this.queue,
+        },
+        {
+          kind: policy,
+          maxSessions: options.maxSessions,
+          idleTimeoutMs: options.idleTimeoutMs,
+          evictIdle: policy === "caller",
+        },
+      );
+    }
   }
 
   get policy(): SessionPolicy {
@@ -191,9 +222,11 @@ export class SessionPool {
       case "isolated":
         return this.acquireIsolated(options);
       case "shared":
-        return this.acquireShared();
+        return this.acquireShared(options);
+      case "client":
+        return this.keyedSessions().acquire(clientKey(options), options);
       case "caller":
-        return this.acquireForCaller(options);
+        return this.keyedSessions().acquire(options.caller, options);
       default: {
         const never: never = this.options.policy;
         throw new Error(`unknown session policy ${String(never)}`);
@@ -202,14 +235,32 @@ export class SessionPool {
   }
 
   /**
-   * Run proxy-internal requests (listing, ping) on a session without spending it: an isolated
+   * The downstream client `client` left (its connection closed, its HTTP session ended): the
+   * session it held under `client` closes, and nothing is owed to it any more.
+   */
+  leave(client: string): void {
+    this.sharedSeen.delete(client);
+    if (this.options.policy === "client") this.keyed?.leave(client);
+  }
+
+  private keyedSessions(): KeyedSessions {
+    if (!this.keyed) throw new Error(`no keyed sessions under ${this.options.policy}`);
+    return this.keyed;
+  }
+
+  /** Whether the pool keeps spare sessions (isolated, client). */
+  private get keepsSpares(): boolean {
+    return this.options.policy === "isolated" || this.options.policy === "client";
+  }
+
+  /**
+   * Run proxy-internal requests (listing, ping) on a session without spending it: a spare
    * session used only for this stays a valid spare, since no call has used it.
    */
   async inspect<T>(fn: (session: UpstreamSession) => Promise<T>): Promise<T> {
     if (this.closed) throw this.closedError();
     if (this.options.policy === "shared") return fn(await this.sharedSession());
-    const session =
-      this.options.policy === "isolated" ? await this.takeSpareOrOpen() : await this.openSession();
+    const session = this.keepsSpares ? await this.takeSpareOrOpen() : await this.openSession();
     let healthy = false;
     try {
       const result = await fn(session);
@@ -220,7 +271,7 @@ export class SessionPool {
       // suspect, and a call must not inherit it.
       if (
         healthy &&
-        this.options.policy === "isolated" &&
+        this.keepsSpares &&
         !session.stateless &&
         !session.closed &&
         !this.closed &&
@@ -238,7 +289,8 @@ export class SessionPool {
   /**
    * Drop every session so the next use opens fresh ones: after an upstream failed, what the
    * pool holds is suspect. Sessions lent to calls are not cut under them: the shared session
-   * and busy callers' ones close when their running calls end (or fail on their own).
+   * and busy clients' ones close when their running calls end (or fail on their own). Clients
+   * whose session is dropped are told on their next call.
    */
   async reset(options: { keepEra?: boolean } = {}): Promise<void> {
     await this.listWatch.stop();
@@ -249,9 +301,8 @@ export class SessionPool {
     const spares = this.spares.splice(0);
     const shared = this.shared;
     this.shared = undefined;
-    for (const [caller, entry] of [...this.callers]) {
-      if (entry.inflight === 0) this.dropCaller(caller, entry.session);
-    }
+    if (shared) this.sharedLost = LOST.reset;
+    this.keyed?.reset();
     const settled = await Promise.allSettled([...spares, ...(shared ? [shared] : [])]);
     const sessions = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     for (const s of sessions) if (this.busy(s)) this.detached.add(s);
@@ -281,7 +332,7 @@ export class SessionPool {
     await this.close();
   }
 
-  /** Close every session this pool opened: spares, leased, shared, per caller. */
+  /** Close every session this pool opened: spares, leased, shared, per client or caller. */
   async close(): Promise<void> {
     this.closedBecause ??= "closed";
     this.spareTarget.stop();
@@ -290,13 +341,11 @@ export class SessionPool {
     // Sessions still starting are torn down now (their processes killed), not left to finish.
     this.lifetime.abort();
     await Promise.allSettled([...this.opening]);
-    for (const entry of this.callers.values()) clearTimeout(entry.idleTimer);
     const pending = [
       ...this.spares.splice(0),
       ...(this.shared ? [this.shared] : []),
-      ...[...this.callers.values()].map((e) => e.session),
+      ...(this.keyed?.clear() ?? []),
     ];
-    this.callers.clear();
     this.shared = undefined;
     const settled = await Promise.allSettled(pending);
     for (const r of settled) if (r.status === "fulfilled") this.open.add(r.value);
@@ -346,7 +395,7 @@ export class SessionPool {
   }
 
   private refill(): void {
-    if (this.options.policy !== "isolated" || this.stateless) return;
+    if (!this.keepsSpares || this.stateless) return;
     while (!this.closed && this.spares.length < this.spareTarget.value) {
       const p = this.openSession();
       p.then(
@@ -376,18 +425,39 @@ export class SessionPool {
 
   // ---- shared ---------------------------------------------------------------------------
 
-  private async acquireShared(): Promise<Lease> {
+  private async acquireShared(options: AcquireOptions): Promise<Lease> {
     const session = await this.sharedSession();
     this.leased += 1;
-    return this.lease(session, () => {
-      this.leased -= 1;
-    });
+    // A client that used an earlier shared session is told, once, that it was replaced.
+    const client = clientKey(options);
+    const seen = this.sharedSeen.get(client);
+    this.sharedSeen.delete(client);
+    this.sharedSeen.set(client, this.sharedGeneration);
+    if (this.sharedSeen.size > SHARED_SEEN_KEPT) {
+      const oldest = this.sharedSeen.keys().next().value;
+      if (oldest !== undefined) this.sharedSeen.delete(oldest);
+    }
+    const restarted =
+      seen !== undefined && seen < this.sharedGeneration
+        ? (this.sharedLost ?? LOST.exited)
+        : undefined;
+    return this.lease(
+      session,
+      () => {
+        this.leased -= 1;
+      },
+      restarted,
+    );
   }
 
   private sharedSession(): Promise<UpstreamSession> {
     const current = this.shared;
     if (current) {
-      return current.then((s) => (s.closed ? this.reopenShared(current) : s));
+      return current.then((s) => {
+        if (!s.closed) return s;
+        if (this.shared === current) this.sharedLost = LOST.exited;
+        return this.reopenShared(current);
+      });
     }
     return this.reopenShared(undefined);
   }
@@ -397,91 +467,29 @@ export class SessionPool {
     if (this.shared !== stale && this.shared) return this.sharedSession();
     const next = this.openSession();
     this.shared = next;
+    // Sessions before this one may have held clients' state: they are told on their next call.
+    next.then(
+      () => {
+        if (this.shared === next) this.sharedGeneration += 1;
+      },
+      () => {
+        /* failed to open: the catch below forgets it */
+      },
+    );
     next.catch(() => {
       if (this.shared === next) this.shared = undefined;
     });
     return next;
   }
 
-  // ---- caller ---------------------------------------------------------------------------
-
-  private async acquireForCaller(options: AcquireOptions): Promise<Lease> {
-    if (!this.callers.has(options.caller)) {
-      await this.queue.wait(options, () => {
-        if (this.callers.has(options.caller)) return true;
-        if (this.callers.size >= this.options.maxSessions && !this.evictIdleCaller()) return false;
-        const session = this.openSession();
-        this.callers.set(options.caller, { session, inflight: 0 });
-        session.catch(() => this.dropCaller(options.caller, session));
-        return true;
-      });
-    }
-    const current = this.callers.get(options.caller);
-    // The session failed to open and was dropped in between: open another.
-    if (!current) return this.acquire(options);
-    current.inflight += 1;
-    clearTimeout(current.idleTimer);
-    let session: UpstreamSession;
-    try {
-      session = await current.session;
-      if (session.closed) {
-        // The caller's session died (upstream crash): start over, state is gone anyway.
-        this.dropCaller(options.caller, current.session);
-        current.inflight -= 1;
-        return this.acquire(options);
-      }
-    } catch (err) {
-      current.inflight -= 1;
-      throw err;
-    }
-    this.leased += 1;
-    return this.lease(session, () => {
-      this.leased -= 1;
-      current.inflight -= 1;
-      if (current.inflight === 0 && this.callers.get(options.caller) === current) {
-        current.idleTimer = setTimeout(
-          () => this.dropCaller(options.caller, current.session),
-          this.options.idleTimeoutMs,
-        );
-        current.idleTimer.unref();
-        // An idle session can now be evicted for a caller that is waiting for one.
-        this.queue.wake();
-      }
-    });
-  }
-
-  private evictIdleCaller(): boolean {
-    for (const [caller, entry] of this.callers) {
-      if (entry.inflight === 0) {
-        this.dropCaller(caller, entry.session);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private dropCaller(caller: string, session: Promise<UpstreamSession>): void {
-    const entry = this.callers.get(caller);
-    if (!entry || entry.session !== session) return;
-    clearTimeout(entry.idleTimer);
-    this.callers.delete(caller);
-    // A slot opened up: the next waiting caller may take it.
-    queueMicrotask(() => this.queue.wake());
-    session.then(
-      (s) => this.dispose(s),
-      () => {
-        /* never opened: nothing to close */
-      },
-    );
-  }
-
   // ---- shared plumbing ------------------------------------------------------------------
 
-  private lease(session: UpstreamSession, onRelease: () => void): Lease {
+  private lease(session: UpstreamSession, onRelease: () => void, restarted?: string): Lease {
     let released = false;
     this.leases.set(session, (this.leases.get(session) ?? 0) + 1);
     return {
       session,
+      ...(restarted !== undefined && { restarted }),
       release: () => {
         if (released) return;
         released = true;

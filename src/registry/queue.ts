@@ -22,8 +22,14 @@ export class WaitQueue {
     return this.waiters.length;
   }
 
-  /** Wait until `claim()` succeeds, in arrival order, bounded by `timeoutMs` and `signal`. */
-  wait(options: { timeoutMs: number; signal?: AbortSignal }, claim: () => boolean): Promise<void> {
+  /**
+   * Wait until `claim()` succeeds, in arrival order, bounded by `timeoutMs` and `signal`.
+   * `busy` words the error of a wait that timed out (default: every session stayed busy).
+   */
+  wait(
+    options: { timeoutMs: number; signal?: AbortSignal; busy?: (waitedMs: number) => string },
+    claim: () => boolean,
+  ): Promise<void> {
     if (this.waiters.length === 0 && claim()) return Promise.resolve();
     if (options.signal?.aborted) {
       return Promise.reject(new Error("cancelled while waiting for a free session"));
@@ -42,10 +48,12 @@ export class WaitQueue {
         },
       };
       const timer = setTimeout(() => {
+        const waited = Date.now() - started;
         waiter.reject(
           new ProxyError(
             "UPSTREAM_BUSY",
-            `all ${this.maxSessions} sessions stayed busy for ${Date.now() - started} ms (maxSessions ${this.maxSessions})`,
+            options.busy?.(waited) ??
+              `all ${this.maxSessions} sessions stayed busy for ${waited} ms (maxSessions ${this.maxSessions})`,
           ),
         );
       }, options.timeoutMs);

@@ -465,6 +465,14 @@ export class Registry {
    * so they ask again. Returns how many were. (Idle sessions learn at the next call, which
    * compares the roots it brings with those the upstream last read.)
    */
+  /**
+   * A downstream client left (its stdio connection closed, its 2025-era HTTP session ended):
+   * the upstream sessions it held under the `client` policy close.
+   */
+  clientLeft(clientId: string): void {
+    for (const pool of this.pools.values()) pool.leave(clientId);
+  }
+
   rootsChanged(clientId: string): number {
     return this.relayHub.rootsChanged(clientId);
   }

@@ -34,6 +34,11 @@ export interface RequestContext {
   era: Era;
   /** Who is asking, resolved for this request (see mcp-server.ts for the order). */
   caller: string;
+  /**
+   * The downstream client: its stdio connection or 2025-era HTTP session, else (2026-07-28, no
+   * session) its caller. Keys its upstream sessions under the `client` policy.
+   */
+  clientKey?: string;
   /** What the caller's profile shows: the only catalog a meta-tool may answer from. */
   view: CatalogView;
   signal: AbortSignal;

@@ -57,7 +57,11 @@ export class LegacyEndpoint {
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
-    this.sessions = new LegacySessionTable(options);
+    // A session that ends here takes its upstream sessions (the `client` policy) with it.
+    this.sessions = new LegacySessionTable({
+      ...options,
+      onEnd: (sid) => ctx.registry.clientLeft(sid),
+    });
     this.sweeper = setInterval(
       () => {
         const closed = this.sessions.sweep();

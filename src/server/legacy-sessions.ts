@@ -25,6 +25,8 @@ export interface SessionTableOptions {
   idleMs: number;
   maxSessions: number;
   now: () => number;
+  /** A session ended (DELETE, idle, its id expired): its client is gone. */
+  onEnd?: (sid: string) => void;
 }
 
 export class LegacySessionTable {
@@ -74,6 +76,7 @@ export class LegacySessionTable {
     const state = this.live.get(sid);
     this.live.delete(sid);
     this.remember(sid, exp);
+    this.options.onEnd?.(sid);
     if (!state) return;
     state.subscriptions?.clear();
     state.endStream?.();
@@ -88,6 +91,7 @@ export class LegacySessionTable {
       if (state.exp <= now) {
         this.live.delete(sid);
         state.subscriptions?.clear();
+        this.options.onEnd?.(sid);
       } else if (state.open === 0 && now - state.lastSeen > this.options.idleMs) {
         this.end(sid, state.exp);
         closed += 1;

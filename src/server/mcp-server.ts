@@ -201,6 +201,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     era: options.era,
     memory,
     callerOf,
+    ...(clientId !== undefined && { clientId }),
     cursors: () => (cursors ??= new PageCursors(sessionKey(ctx.config))),
     hints: (view) =>
       options.era === "legacy" ? {} : { ttlMs: listTtlMs(ctx, view), cacheScope: "private" },
@@ -226,6 +227,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     const context = requestContext(ctx, req, {
       era: options.era,
       caller,
+      clientKey: clientId ?? `caller:${caller}`,
       minLevel:
         options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
       progressToken: request.params._meta?.progressToken,
@@ -282,6 +284,7 @@ function envelopeLevel(req: ServerContext): LoggingLevel | undefined {
 interface RequestInputs {
   era: Era;
   caller: string;
+  clientKey: string;
   /** Forward log messages at or above this level; none when undefined. */
   minLevel: LoggingLevel | undefined;
   progressToken: string | number | undefined;
@@ -298,6 +301,7 @@ function requestContext(
   return {
     era: inputs.era,
     caller: inputs.caller,
+    clientKey: inputs.clientKey,
     view: ctx.views.forCaller(inputs.caller),
     signal: req.mcpReq.signal,
     ...(minLevel !== undefined && {

@@ -67,7 +67,11 @@ export function serveConnection(
       listener = caller;
       return subscribeListen(ctx, subs, listen, ctx.views.forCaller(caller));
     },
-    closed: () => subs.clear(),
+    closed: () => {
+      subs.clear();
+      // The client left: the upstream sessions it held (the `client` policy) close.
+      ctx.registry.clientLeft(clientId);
+    },
   });
   return serveConnectionEntry(
     ({ era }) => {

@@ -72,7 +72,8 @@ async function othersStillWork() {
 
 describe.each(ERAS)("faults, %s client", (era) => {
   it("a crash in the middle of a call", async () => {
-    await start(era, { f: fixtureServer("faulty.mjs") });
+    // isolated: the next call gets a fresh session (client sessions say so: stateful.test.ts).
+    await start(era, { f: { ...fixtureServer("faulty.mjs"), session: "isolated" } });
     const r = await call("f.crash");
     expect(r.isError).toBe(true);
     expect(text(r)).toContain(
@@ -84,7 +85,10 @@ describe.each(ERAS)("faults, %s client", (era) => {
   });
 
   it("an upstream that hangs forever: timeout, and its session is killed", async () => {
-    await start(era, { f: { ...fixtureServer("faulty.mjs"), timeout: 500, prewarm: 0 } });
+    // isolated: the timed-out call's session is killed (a client's session is kept).
+    await start(era, {
+      f: { ...fixtureServer("faulty.mjs"), timeout: 500, prewarm: 0, session: "isolated" },
+    });
     const before = descendants(proxy!.pid).length;
     const hanging = call("f.hang");
     await eventually(() => descendants(proxy!.pid).length > before, 10_000, "the call's process");
@@ -181,7 +185,13 @@ describe.each(ERAS)("faults, %s client", (era) => {
       await othersStillWork();
       await fetch(`${upstream.base}/control/recover`, { method: "POST" });
       await pollHealth("remote", "ready");
-      expect(text(await call("remote.echo", { message: "recovered" }))).toBe("recovered");
+      // The reconnect replaced the client's upstream session: said first, then the answer.
+      const recovered = await call("remote.echo", { message: "recovered" });
+      expect(recovered.isError).toBeFalsy();
+      expect(text(recovered)).toMatch(
+        /^Note from mcpx: server "remote" restarted since your last call \(mcpx reconnected it after it failed health checks\)\..*\nrecovered$/,
+      );
+      expect(text(await call("remote.echo", { message: "once" }))).toBe("once");
     } finally {
       await stop(upstream.child);
     }
@@ -210,6 +220,8 @@ describe.each(matrix)("cancellation over %s, %s client", (transport, era) => {
         everything: {
           ...npmServer("@modelcontextprotocol/server-everything", "stdio"),
           prewarm: 0,
+          // isolated: the cancelled call's session closes with it.
+          session: "isolated",
         },
       },
       {},

@@ -25,6 +25,11 @@ function statefulFactory() {
       return { content: [{ type: "text", text: "ok" }] };
     });
     server.registerTool("get", {}, () => ({ content: [{ type: "text", text: `${id}:${value}` }] }));
+    // Ends this instance after answering, as a crash or a kill would.
+    server.registerTool("quit", {}, () => {
+      setImmediate(() => void server.close());
+      return { content: [{ type: "text", text: `${id}:quitting` }] };
+    });
     server.registerTool("wait", {}, async () => {
       await new Promise<void>((resolve) => gates.push(resolve));
       return { content: [{ type: "text", text: `${id}:done` }] };
@@ -163,6 +168,132 @@ describe("per-caller sessions", () => {
   });
 });
 
+/** A call made by downstream client `client` (its connection or HTTP session). */
+const callAs = (client: string, method: string, args: Record<string, unknown> = {}) =>
+  proxy!.context.executor.call(`s.${method}`, args, { caller: "app", clientKey: client });
+
+/** `quit` the session that serves `send`'s calls, and wait until the pool sees it closed. */
+async function quit(send: () => Promise<unknown>) {
+  const open = proxy!.context.registry.poolStats().s!.open;
+  await send();
+  await expect.poll(() => proxy!.context.registry.poolStats().s?.open).toBe(open - 1);
+}
+
+/** The lost-state notice mcpx puts first in an answer. */
+const NOTICE = /^Note from mcpx: server "s" restarted since your last call/;
+
+describe("per-client sessions (the default)", () => {
+  it("keeps state per client, never across clients, with no session key in the config", async () => {
+    build({});
+    await proxy!.start();
+    expect(proxy!.context.registry.poolStats().s?.policy).toBe("client");
+    await callAs("stdio:a", "set", { value: "a's" });
+    await callAs("stdio:b", "set", { value: "b's" });
+    expect(text(await callAs("stdio:a", "get"))).toMatch(/:a's$/);
+    expect(text(await callAs("stdio:b", "get"))).toMatch(/:b's$/);
+    expect(text(await callAs("stdio:c", "get"))).toMatch(/^\d+:$/);
+  });
+
+  it("serves a new client's first call from a spare, replaced after the call", async () => {
+    const upstream = build({});
+    await proxy!.start();
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.spares).toBe(1);
+    const before = upstream.instances();
+    await callAs("stdio:a", "get");
+    // The call took the spare (no new instance before it answered); its replacement follows.
+    expect(upstream.instances()).toBe(before);
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.spares).toBe(1);
+    expect(proxy!.context.registry.poolStats().s?.open).toBe(2);
+  });
+
+  it("closes a client's session when the client leaves, and owes it nothing after", async () => {
+    build({ prewarm: 0 });
+    await proxy!.start();
+    await callAs("stdio:a", "set", { value: "kept" });
+    expect(proxy!.context.registry.poolStats().s?.open).toBe(1);
+    proxy!.context.registry.clientLeft("stdio:a");
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.open).toBe(0);
+    const again = await callAs("stdio:a", "get");
+    expect(again.content).toHaveLength(1);
+    expect(text(again)).toMatch(/^\d+:$/);
+  });
+
+  it("never takes a session from another client: past maxSessions a new one waits, then is refused", async () => {
+    build({ prewarm: 0, maxSessions: 1, timeout: 300 });
+    await proxy!.start();
+    await callAs("stdio:a", "set", { value: "mine" });
+    const refused = await callAs("stdio:b", "get");
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(
+      /all 1 client sessions stayed held by other clients .*maxSessions 1.*"idleTimeout"/,
+    );
+    expect(text(await callAs("stdio:a", "get"))).toMatch(/:mine$/);
+    // Once a takes its leave, b gets the slot.
+    proxy!.context.registry.clientLeft("stdio:a");
+    expect(text(await callAs("stdio:b", "get"))).toMatch(/^\d+:$/);
+  });
+});
+
+describe("lost state is said", () => {
+  it("client: the next answer after the session died says the server restarted, once", async () => {
+    build({ prewarm: 0 });
+    await proxy!.start();
+    await callAs("stdio:a", "set", { value: "page" });
+    await quit(() => callAs("stdio:a", "quit"));
+    const next = await callAs("stdio:a", "get");
+    expect(next.isError).toBeFalsy();
+    expect(text(next)).toMatch(NOTICE);
+    expect(text(next)).toContain("the process exited or the connection closed");
+    expect(next.content).toHaveLength(2);
+    expect(next.content[1]).toMatchObject({ type: "text" });
+    expect(JSON.stringify(next.content[1])).toMatch(/"\d+:"/);
+    // Said once: the following answer is the tool's own.
+    const after = await callAs("stdio:a", "get");
+    expect(after.content).toHaveLength(1);
+    // Another client, whose state nothing lost, is told nothing.
+    expect((await callAs("stdio:b", "get")).content).toHaveLength(1);
+  });
+
+  it("client: a session closed after idleTimeout is said on the next call", async () => {
+    build({ prewarm: 0, idleTimeout: 50 });
+    await proxy!.start();
+    await callAs("stdio:a", "set", { value: "gone soon" });
+    await expect.poll(() => proxy!.context.registry.poolStats().s?.open, { timeout: 2000 }).toBe(0);
+    expect(text(await callAs("stdio:a", "get"))).toMatch(/without calls \(idleTimeout\)/);
+  });
+
+  it("client: a health reset that drops the session is said", async () => {
+    build({ prewarm: 0 });
+    await proxy!.start();
+    await callAs("stdio:a", "set", { value: "x" });
+    await proxy!.context.registry.pool("s")!.reset();
+    const next = await callAs("stdio:a", "get");
+    expect(text(next)).toMatch(NOTICE);
+    expect(text(next)).toContain("failed health checks");
+  });
+
+  it("shared: every client that used the old session is told once, a newcomer is not", async () => {
+    build({ session: "shared" });
+    await proxy!.start();
+    await callAs("stdio:a", "set", { value: "x" });
+    await callAs("stdio:b", "get");
+    await quit(() => callAs("stdio:a", "quit"));
+    expect(text(await callAs("stdio:a", "get"))).toMatch(NOTICE);
+    expect(text(await callAs("stdio:b", "get"))).toMatch(NOTICE);
+    expect((await callAs("stdio:a", "get")).content).toHaveLength(1);
+    expect((await callAs("stdio:c", "get")).content).toHaveLength(1);
+  });
+
+  it("caller: the caller whose session died is told", async () => {
+    build({ session: "caller" });
+    await proxy!.start();
+    await call("set", { value: "x" }, "alice");
+    await quit(() => call("quit", {}, "alice"));
+    expect(text(await call("get", {}, "alice"))).toMatch(NOTICE);
+    expect((await call("get", {}, "bob")).content).toHaveLength(1);
+  });
+});
+
 describe("identical specs", () => {
   it("share one pool and one discovery, whatever their names", async () => {
     const upstream = statefulFactory();
@@ -178,7 +309,7 @@ describe("identical specs", () => {
     const { registry } = proxy.context;
     expect(registry.pool("a")).toBe(registry.pool("b"));
     expect(registry.pool("a")).not.toBe(registry.pool("c"));
-    expect(registry.server("b")?.tools.map((t) => t.name)).toEqual(["set", "get", "wait"]);
+    expect(registry.server("b")?.tools.map((t) => t.name)).toEqual(["set", "get", "quit", "wait"]);
     // Two discoveries (a/b together, c) and no more: spares reuse the discovery sessions.
     expect(upstream.instances()).toBe(2);
   });

@@ -133,12 +133,20 @@ describe("registry", () => {
 
   it("runs each call in a session no other call has used", async () => {
     let sessions = 0;
-    proxy = memoryProxy({
-      s: () => {
-        sessions += 1;
-        return upstream("s", ["t"]);
+    const config = parseConfig(
+      { mcpServers: { s: { command: "in-memory-s", session: "isolated" } } },
+      "/memory/mcpx.json",
+      {},
+    );
+    proxy = memoryProxy(
+      {
+        s: () => {
+          sessions += 1;
+          return upstream("s", ["t"]);
+        },
       },
-    });
+      { config },
+    );
     await proxy.start();
     expect(sessions).toBe(1);
     await proxy.context.executor.call("s.t", {});

@@ -16,7 +16,7 @@ const NOTHING: CompleteResult = { completion: { values: [], hasMore: false } };
 
 export function registerCompletionHandler(server: Server, env: HandlerEnv): void {
   server.setRequestHandler("completion/complete", async (request, req) => {
-    const { caller, view } = requestView(env, req);
+    const { caller, clientKey, view } = requestView(env, req);
     const params = request.params as CompleteParams;
     const { ref } = params;
     let target: { server: string; params: CompleteParams } | undefined;
@@ -46,7 +46,7 @@ export function registerCompletionHandler(server: Server, env: HandlerEnv): void
     const end = await env.ctx.executor.relay(
       owner,
       `completion/complete ${ref.type === "ref/prompt" ? ref.name : ref.uri}`,
-      { caller, view, signal: req.mcpReq.signal },
+      { caller, clientKey, view, signal: req.mcpReq.signal },
       (session, options) => session.complete(forwarded, options),
     );
     if ("failure" in end) throw relayError(end.failure);

@@ -17,16 +17,19 @@ export interface HandlerEnv {
   memory: SessionMemory;
   /** Who is asking (see mcp-server.ts for the order). */
   callerOf(req: ServerContext): string;
+  /** The client's connection or 2025-era session, when it has one (see RequestContext). */
+  clientId?: string;
   /** The cursors of this server's pages. */
   cursors(): PageCursors;
   /** Cache hints for a 2026-07-28 list answer (none for the 2025 era). */
   hints(view: CatalogView): Record<string, unknown>;
 }
 
-/** The caller of a request and its view. */
+/** The caller of a request, its view and its client (see RequestContext.clientKey). */
 export function requestView(env: HandlerEnv, req: ServerContext) {
   const caller = env.callerOf(req);
-  return { caller, view: env.ctx.views.forCaller(caller) };
+  const clientKey = env.clientId ?? `caller:${caller}`;
+  return { caller, clientKey, view: env.ctx.views.forCaller(caller) };
 }
 
 /**
@@ -36,11 +39,12 @@ export function requestView(env: HandlerEnv, req: ServerContext) {
  * prompts and resources and never see the list_changed that follows.
  */
 export async function startedView(env: HandlerEnv, req: ServerContext) {
-  const { caller, view } = requestView(env, req);
+  const { caller, clientKey, view } = requestView(env, req);
   const names = view.servers().map((s) => s.name);
-  if (!names.some((n) => env.ctx.registry.awaitsFirstCatalog(n))) return { caller, view };
+  if (!names.some((n) => env.ctx.registry.awaitsFirstCatalog(n)))
+    return { caller, clientKey, view };
   await env.ctx.registry.firstLook(names, req.mcpReq.signal);
-  return { caller, view: env.ctx.views.forCaller(caller) };
+  return { caller, clientKey, view: env.ctx.views.forCaller(caller) };
 }
 
 /**

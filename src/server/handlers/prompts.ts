@@ -34,7 +34,7 @@ export function registerPromptHandlers(server: Server, env: HandlerEnv): void {
   });
 
   server.setRequestHandler("prompts/get", async (request, req) => {
-    const { caller, view } = await startedView(env, req);
+    const { caller, clientKey, view } = await startedView(env, req);
     const name = request.params.name;
     // Looked up in the view's own name → (server, prompt) map: never split apart.
     const entry = view.prompt(name);
@@ -49,7 +49,7 @@ export function registerPromptHandlers(server: Server, env: HandlerEnv): void {
     const end = await env.ctx.executor.relay(
       owner,
       `prompts/get ${name}`,
-      { caller, view, signal: req.mcpReq.signal },
+      { caller, clientKey, view, signal: req.mcpReq.signal },
       (session, options) => session.getPrompt(entry.prompt.name, request.params.arguments, options),
     );
     if ("failure" in end) throw relayError(end.failure);

@@ -44,7 +44,7 @@ export function registerResourceHandlers(server: Server, env: HandlerEnv): void 
   });
 
   server.setRequestHandler("resources/read", async (request, req) => {
-    const { caller, view } = await startedView(env, req);
+    const { caller, clientKey, view } = await startedView(env, req);
     const uri = request.params.uri;
     // The server whose entry the list shows, else the first whose template matches.
     const owner = view.resourceOwner(uri);
@@ -57,7 +57,7 @@ export function registerResourceHandlers(server: Server, env: HandlerEnv): void 
     const end = await ctx.executor.relay(
       owner,
       `resources/read ${uri}`,
-      { caller, view, signal: req.mcpReq.signal },
+      { caller, clientKey, view, signal: req.mcpReq.signal },
       (session, options) => session.readResource(uri, options),
     );
     if ("failure" in end) throw relayError(end.failure);

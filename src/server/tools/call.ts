@@ -51,6 +51,7 @@ export const callTool: MetaTool = {
 function callContext(req: RequestContext): CallContext {
   return {
     caller: req.caller,
+    ...(req.clientKey !== undefined && { clientKey: req.clientKey }),
     view: req.view,
     signal: req.signal,
     ...(req.sendProgress && { onProgress: req.sendProgress }),

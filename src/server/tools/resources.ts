@@ -36,6 +36,7 @@ export const resourcesTool: MetaTool = {
       if ("error" in target) return textResult(target.error, true);
       const read = await ctx.executor.readResource(target.uri, target.server, {
         caller: req.caller,
+        ...(req.clientKey !== undefined && { clientKey: req.clientKey }),
         view: req.view,
         signal: req.signal,
       });
