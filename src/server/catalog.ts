@@ -98,7 +98,10 @@ export function renderCatalog(servers: readonly ServerState[]): string {
       const counts = `${s.tools.length} tools${s.prompts.length > 0 ? `, ${s.prompts.length} prompts` : ""}`;
       // The status is said once, by statusNote; counts only where the tools are there.
       const listed =
-        s.status === "ready" || s.status === "degraded" || s.tools.length > 0 || s.catalogFrom === "cache";
+        s.status === "ready" ||
+        s.status === "degraded" ||
+        s.tools.length > 0 ||
+        s.catalogFrom === "cache";
       const head = `## ${s.name}${listed ? ` (${counts})` : ""}${statusNote(s)}${cacheNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
       const tools = s.tools.map((t) => `${s.name}.${t.name} — ${firstSentence(t.description)}`);
       return [head, ...tools].join("\n");
