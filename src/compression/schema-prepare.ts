@@ -1,4 +1,5 @@
 import type { JsonSchema } from "../types.js";
+import { defaultsOptional } from "./schema-defaults.js";
 import { hideCommentEnds } from "./schema-text.js";
 
 type Node = { [key: string]: unknown };
@@ -93,7 +94,8 @@ const MEMBER_LISTS = ["anyOf", "oneOf", "allOf"];
  * are moved into the description of the nearest property or named type.
  */
 export function prepareSchema(schema: JsonSchema): Node {
-  const { node, notes } = prepareNode(schema);
+  // Required with a default reads as optional, as the server treats it (it fills the default).
+  const { node, notes } = prepareNode(defaultsOptional(schema));
   const root = isNode(node) ? node : {};
   // The root stays a declaration with fields, even with none: "(no arguments)", not `object`.
   if (root.tsType === "object") {

@@ -1,4 +1,5 @@
 import type { JsonSchema } from "../types.js";
+import { defaultsOptional } from "./schema-defaults.js";
 
 const DEFAULT_MAX_CHARS = 120;
 const ELLIPSIS = "…";
@@ -7,9 +8,10 @@ const ELLIPSIS = "…";
  * `create_issue(owner: string, repo: string, title: string, body?: string, labels?: string[])`:
  * required params first in schema order, then optional ones with `?`. Short scalar types are
  * shown (`string`, `int`, `number`, `boolean`, and arrays of them); objects, unions and enums are
- * left for describe("server.tool").
+ * left for describe("server.tool"). A required param with a default is optional (the server fills it).
  */
-export function signature(name: string, inputSchema: JsonSchema): string {
+export function signature(name: string, schema: JsonSchema): string {
+  const inputSchema = defaultsOptional(schema);
   const properties = isNode(inputSchema.properties) ? inputSchema.properties : {};
   const names = Object.keys(properties);
   const required = new Set(

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { DEFAULTS, type ResultCompression } from "../config/load.js";
 import type { CompressionTally } from "../compression/result.js";
+import { defaultsOptional } from "../compression/schema-defaults.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -516,10 +517,11 @@ export class Executor {
   }
 }
 
-/** The typed signature and the required keys, under an arguments error. */
+/** The typed signature and the required keys (not those with a default), under an arguments error. */
 function signatureLines(server: string, tool: ToolDef): string {
-  const required = Array.isArray(tool.inputSchema.required)
-    ? tool.inputSchema.required.filter((r): r is string => typeof r === "string")
+  const schema = defaultsOptional(tool.inputSchema);
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((r): r is string => typeof r === "string")
     : [];
   return (
     `Signature: ${server}.${signature(tool.name, tool.inputSchema)}\n` +

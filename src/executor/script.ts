@@ -16,6 +16,7 @@ import type {
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
 import type { CallContext, CallOutcome } from "./executor.js";
 import type { NoSession } from "./failures.js";
+import { ScriptMedia } from "./media.js";
 import type { ShapeRequest } from "./shape.js";
 
 /** The caller's code-mode settings: its profile's limits, and where they are configured. */
@@ -72,6 +73,8 @@ export async function runScript(
   }
   // Progress of several upstream requests cannot share the script's one progress token.
   const { onProgress: _perCall, catalog: _catalog, ...shared } = ctx;
+  // Images and audio stay here; the script handles stand-ins, its answer carries the blocks.
+  const media = new ScriptMedia();
   const call: InnerCall = async (server, tool, args, innerSignal) =>
     innerResult(
       await host.call(`${server}.${tool}`, args, {
@@ -79,6 +82,7 @@ export async function runScript(
         signal: innerSignal,
         parentCallId: id,
       }),
+      media,
     );
   const outcome = await host.sandbox.run(source, {
     servers: scriptServers(catalog),
@@ -88,7 +92,7 @@ export async function runScript(
     limitSetting: options.limitSetting,
     ...(options.limits && { limits: options.limits }),
   });
-  const answer = scriptResult(withReason(outcome, signal));
+  const answer = scriptResult(withReason(outcome, signal), media);
   const result = await host.shape(answer.result, {
     source: "script",
     budget: host.budget,
@@ -137,9 +141,11 @@ export function codeModeOff(setting: string): string {
 /**
  * An inner call's result as the script sees it: structured content, else the text parsed as
  * JSON, else `{ text, content }`. An `isError` result becomes the error its promise rejects with.
+ * With `media`, images, audio and binary resources in `content` are stand-ins kept there.
  */
-export function innerResult(result: ToolResult): InnerCallResult {
-  const content = Array.isArray(result.content) ? result.content : [];
+export function innerResult(result: ToolResult, media?: ScriptMedia): InnerCallResult {
+  const received = Array.isArray(result.content) ? result.content : [];
+  const content = media ? received.map((b) => media.stash(b)) : received;
   const text = content
     .flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []))
     .join("\n");
@@ -181,8 +187,12 @@ function outcomeOf(error: ScriptError): CallOutcome {
 /**
  * The script's answer before shaping: its value (a string as itself, anything else as JSON),
  * then its console lines; a failed script answers its error's message, then the lines it logged.
+ * Media in the value (see ScriptMedia) follow its text as blocks of their kind.
  */
-export function scriptResult(outcome: ScriptOutcome): {
+export function scriptResult(
+  outcome: ScriptOutcome,
+  media: ScriptMedia = new ScriptMedia(),
+): {
   result: ToolResult;
   outcome: CallOutcome;
   error?: string;
@@ -202,12 +212,15 @@ export function scriptResult(outcome: ScriptOutcome): {
       error: error.kind === "limit" ? `limit ${error.limit ?? ""}` : error.kind,
     };
   }
-  const value = outcome.value;
+  const { blocks: mediaBlocks, rest: value } = media.extract(outcome.value);
   const blocks: ContentBlock[] =
     value === undefined
-      ? logs.length > 0
+      ? logs.length > 0 || mediaBlocks.length > 0
         ? []
         : [{ type: "text", text: "(the script returned no value)" }]
       : [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value) }];
-  return { result: { content: [...blocks, ...logs], _meta: meta }, outcome: "ok" };
+  return {
+    result: { content: [...blocks, ...mediaBlocks, ...logs], _meta: meta },
+    outcome: "ok",
+  };
 }

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { Ajv2020 } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
+import { defaultsOptional } from "../compression/schema-defaults.js";
 import { suggestName } from "../config/suggest.js";
 import type { JsonSchema } from "../types.js";
 
@@ -45,7 +46,8 @@ interface Compiled {
  * schema objects with the same content, and they share one validator. ajv keeps every schema
  * it compiled in a cache of its own, so the bound must hold there too: a validator dropped from
  * the LRU is removed from ajv as well.
- * A schema ajv cannot compile is not our business to reject: the upstream validates it.
+ * A schema ajv cannot compile is not our business to reject: the upstream validates it. Nor is
+ * a property the schema requires but gives a default: servers fill it in (defaultsOptional).
  */
 export class ArgumentValidator {
   // verbose: errors carry the schema they failed, so an unknown property can be matched
@@ -90,8 +92,9 @@ export class ArgumentValidator {
   private compiled(schema: JsonSchema): Compiled {
     const seen = this.byObject.get(schema);
     if (seen) return seen;
-    // $schema picks the draft; $id would clash between servers that reuse one.
-    const { $schema, $id: _ignored, ...rest } = schema;
+    // $schema picks the draft; $id would clash between servers that reuse one. A required
+    // property with a default is optional: the server fills it (the server's verdict wins).
+    const { $schema, $id: _ignored, ...rest } = defaultsOptional(schema);
     const ajv =
       typeof $schema === "string" && /2019-09|2020-12/.test($schema) ? this.draft2020 : this.draft7;
     const key = `${ajv === this.draft2020 ? "2020" : "7"}:${JSON.stringify(rest)}`;

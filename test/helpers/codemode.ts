@@ -33,6 +33,9 @@ export const ISSUES = Array.from({ length: 12 }, (_, i) => ({
   labels: i % 2 === 0 ? [{ name: "bug" }] : [],
 }));
 
+/** A screenshot's base64: large enough that as JSON text it would take 20,000 characters. */
+export const SCREENSHOT = Buffer.alloc(15_000, "mcpx").toString("base64");
+
 export const ACCESS = {
   profiles: {
     default: { servers: ["*"] },
@@ -85,6 +88,16 @@ function github(seen: Upstreams): McpServer {
       return { content: [{ type: "text", text: "created" }] };
     },
   );
+  s.registerTool("screenshot", { description: "Takes a screenshot." }, () => {
+    record("screenshot");
+    return {
+      content: [
+        { type: "text", text: "Took a screenshot of the page." },
+        { type: "image", data: SCREENSHOT, mimeType: "image/png" },
+        { type: "resource_link", uri: "file:///tmp/page.png", name: "page.png" },
+      ],
+    };
+  });
   s.registerTool("wait", { description: "Waits until cancelled." }, async (extra) => {
     record("wait");
     seen.waiting.resolve();
@@ -163,10 +176,15 @@ export async function runScript(
   script: string,
   extra: Record<string, unknown> = {},
   options: { signal?: AbortSignal } = {},
-): Promise<{ isError: boolean; texts: string[]; text: string; meta: Record<string, unknown> }> {
+): Promise<{
+  isError: boolean;
+  texts: string[];
+  text: string;
+  meta: Record<string, unknown>;
+  content: { type: string; [key: string]: unknown }[];
+}> {
   const r = await client.callTool({ name: "call", arguments: { script, ...extra } }, options);
-  const texts = (r.content as { type: string; text?: string }[]).flatMap((b) =>
-    b.type === "text" && b.text !== undefined ? [b.text] : [],
-  );
-  return { isError: r.isError === true, texts, text: text(r), meta: r._meta ?? {} };
+  const content = r.content as { type: string; text?: string }[];
+  const texts = content.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : []));
+  return { isError: r.isError === true, texts, text: text(r), meta: r._meta ?? {}, content };
 }

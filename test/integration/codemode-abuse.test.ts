@@ -131,7 +131,7 @@ return { ...found, attempts, after: [typeof servers.secret, typeof servers.githu
       inOperator: false,
       denied: "undefined",
       servers: ["github"],
-      tools: ["gate", "get-me", "get_issue", "list_issues", "wait"],
+      tools: ["gate", "get-me", "get_issue", "list_issues", "screenshot", "wait"],
       proto: null,
       // Assigning to the frozen object is ignored (sloppy mode) or throws; it never sticks.
       attempts: [expect.stringMatching(/^(ran|TypeError)$/), "TypeError", "TypeError", "TypeError"],

@@ -4,7 +4,13 @@
  * cancellation; the script's value is shaped like any result.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ISSUES, codeModeProxy, runScript, type CodeModeProxy } from "../helpers/codemode.js";
+import {
+  ISSUES,
+  SCREENSHOT,
+  codeModeProxy,
+  runScript,
+  type CodeModeProxy,
+} from "../helpers/codemode.js";
 import { text } from "../helpers/proxy.js";
 
 let setup: CodeModeProxy | undefined;
@@ -52,6 +58,58 @@ return { structured, closed: parsed.length, plain };`,
       closed: ISSUES.filter((i) => i.state === "closed").length,
       plain: { text: "octocat", content: [{ type: "text", text: "octocat" }] },
     });
+  });
+
+  it("answers an inner call's image as an image block, never as base64 text", async () => {
+    const { client } = await start();
+    const c = await client();
+    const whole = await runScript(c, `return await servers.github.screenshot({});`);
+    expect(whole.isError).toBe(false);
+    expect(whole.content.filter((b) => b.type === "image")).toEqual([
+      { type: "image", data: SCREENSHOT, mimeType: "image/png" },
+    ]);
+    expect(whole.content.filter((b) => b.type === "resource_link")).toEqual([
+      { type: "resource_link", uri: "file:///tmp/page.png", name: "page.png" },
+    ]);
+    // The text says where the image was; the base64 is not in it.
+    expect(whole.text).not.toContain(SCREENSHOT.slice(0, 100));
+    expect(whole.texts.join("").length).toBeLessThan(1_000);
+    expect(whole.texts[0]).toContain('"media":"mcpx-media:1"');
+
+    const only = await runScript(
+      c,
+      `const shot = await servers.github.screenshot({});
+return shot.content.find((b) => b.type === "image");`,
+    );
+    expect(only.content).toEqual([{ type: "image", data: SCREENSHOT, mimeType: "image/png" }]);
+  });
+
+  it("hands the script a stand-in for an image, and sends a block the script builds as its kind", async () => {
+    const { client } = await start();
+    const c = await client();
+    const seen = await runScript(
+      c,
+      `const [, image] = (await servers.github.screenshot({})).content;
+return { keys: Object.keys(image).sort(), mimeType: image.mimeType };`,
+    );
+    expect(JSON.parse(seen.texts[0]!)).toEqual({
+      keys: ["media", "mimeType", "type"],
+      mimeType: "image/png",
+    });
+    const built = await runScript(
+      c,
+      `return { note: "recorded", clip: { type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" } };`,
+    );
+    expect(built.content).toEqual([
+      {
+        type: "text",
+        text: JSON.stringify({
+          note: "recorded",
+          clip: { type: "audio", mimeType: "audio/wav", media: "content block 1" },
+        }),
+      },
+      { type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" },
+    ]);
   });
 
   it("runs TypeScript, its types stripped", async () => {

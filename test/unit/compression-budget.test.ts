@@ -3,6 +3,7 @@
  * line breaks, pages that reassemble the exact original, and real o200k counts under the budget.
  */
 import { decode as decodeToon } from "@toon-format/toon";
+import { createHash } from "node:crypto";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import {
@@ -172,6 +173,19 @@ describe("pageOf elements", () => {
   });
 });
 
+/** `bytes` deterministic pseudo-random bytes (sha256 in counter mode). */
+function noise(bytes: number): Buffer {
+  const blocks = Array.from({ length: Math.ceil(bytes / 32) }, (_, i) =>
+    createHash("sha256").update(String(i)).digest(),
+  );
+  return Buffer.concat(blocks).subarray(0, bytes);
+}
+
+function uuidOf(i: number): string {
+  const h = createHash("sha256").update(`uuid${i}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
 describe("the budget holds as o200k counts it", () => {
   const budget = 2_000;
   const samples: Record<string, string> = {
@@ -182,6 +196,15 @@ describe("the budget holds as o200k counts it", () => {
     prose: "The quick brown fox jumps over the lazy dog; it was not amused.\n".repeat(800),
     chinese: "模型上下文协议是一个开放协议，使应用程序与外部数据源无缝集成。\n".repeat(400),
     russian: "Протокол контекста модели — это открытый протокол интеграции.\n".repeat(400),
+    // Random strings are no words: o200k spends a token per 1.5 to 2 of their characters.
+    base64: noise(24_000).toString("base64"),
+    "base64 in JSON": JSON.stringify({
+      mimeType: "image/png",
+      data: noise(12_000).toString("base64"),
+    }),
+    hex: noise(12_000).toString("hex"),
+    uuids: Array.from({ length: 600 }, (_, i) => uuidOf(i)).join("\n"),
+    camelCase: "getElementByIdAndReturnValue someVariableName anotherCamelCaseThing ".repeat(300),
   };
   for (const [name, text] of Object.entries(samples)) {
     it(`${name}: head and every page within ${budget} real tokens`, () => {

@@ -77,7 +77,9 @@ function expectedNeedles(schema: JsonSchema): string[] {
     if (isNode(node.properties)) {
       const required = Array.isArray(node.required) ? node.required : [];
       for (const [name, sub] of Object.entries(node.properties)) {
-        needles.push(`${name}${required.includes(name) ? "" : "?"}:`);
+        // Required with a default is optional: the server fills it.
+        const optional = !required.includes(name) || (isNode(sub) && "default" in sub);
+        needles.push(`${name}${optional ? "?" : ""}:`);
         visit(sub);
       }
     }
@@ -323,6 +325,19 @@ describe("SchemaCompiler on targeted schemas", () => {
     expect(text).toMatch(/^page\?: int(?: \/\/.*)?$/m);
     expect(text).toContain('@default {"deep":true}');
     expect(text).toContain('@examples ["is:open label:bug"]');
+  });
+
+  it("declares a required property with a default as optional (the server fills it)", async () => {
+    const text = await compileTs({
+      type: "object",
+      properties: {
+        scale: { type: "string", enum: ["css", "device"], default: "css" },
+        url: { type: "string" },
+      },
+      required: ["scale", "url"],
+    });
+    expect(text).toMatch(/^scale\?: "css" ?\| ?"device"(?: \/\/.*)?$/m);
+    expect(text).toMatch(/^url: string(?: \/\/.*)?$/m);
   });
 
   it("prints an untyped property as unknown and a property-less object as object", async () => {

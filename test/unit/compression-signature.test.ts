@@ -14,6 +14,16 @@ describe("signature", () => {
     );
   });
 
+  it("shows a required param with a default as optional (the server fills it)", () => {
+    expect(
+      signature("shot", {
+        type: "object",
+        properties: { scale: { type: "string", default: "css" }, url: { type: "string" } },
+        required: ["scale", "url"],
+      }),
+    ).toBe("shot(url: string, scale?: string)");
+  });
+
   it("handles schemas without properties or required", () => {
     expect(signature("get_me", { type: "object" })).toBe("get_me()");
     expect(signature("get_me", { type: "object", properties: {} })).toBe("get_me()");

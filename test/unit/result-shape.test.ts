@@ -3,6 +3,7 @@
  * read back to the exact original, media untouched and uncounted, select's errors and hints.
  */
 import { decode as decodeToon } from "@toon-format/toon";
+import { createHash } from "node:crypto";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import { applySelect, selectedNothing, shapeOf } from "../../src/compression/select.js";
@@ -99,6 +100,27 @@ describe("ResultShaper: the budget", () => {
     expect(meta).toEqual({ uri: meta!.uri, unit: "elements", shown, total: 5000 });
     expect(meta!.uri).toMatch(/^mcpx:\/\/results\/[\w-]{12}$/);
     expect(countTokens(all(out))).toBeLessThanOrEqual(1_000);
+  });
+
+  it("sends a 32,000-character base64 text within the default 8,000-token budget, on a token count", async () => {
+    const shaper = new ResultShaper(new ResultStore(), "auto");
+    const bytes = Buffer.concat(
+      Array.from({ length: 750 }, (_, i) => createHash("sha256").update(String(i)).digest()),
+    ).subarray(0, 24_000);
+    const text = bytes.toString("base64");
+    expect(text).toHaveLength(32_000);
+    const out = await shaper.shape({ content: [{ type: "text", text }] }, req({ budget: 8_000 }));
+    expect(countTokens(all(out))).toBeLessThanOrEqual(8_000);
+    const [notice, head] = texts(out);
+    expect(notice).toMatch(
+      new RegExp(
+        `^Result cut to fit the 8000-token budget \\(≈\\d+ tokens in all\\): the first ${head!.length} of 32000 characters shown; next: resources\\(\\{ uri: "mcpx://results/[\\w-]+", offset: ${head!.length} \\}\\)\\.`,
+      ),
+    );
+    // Every page holds the budget too, and the pages are exactly the rest.
+    const pages = readAll(shaper, out);
+    for (const p of pages) expect(countTokens(p)).toBeLessThanOrEqual(8_000);
+    expect(head! + pages.join("")).toBe(text);
   });
 
   it("pages to the end: head and pages are exactly the original array", async () => {

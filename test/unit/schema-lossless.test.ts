@@ -115,7 +115,9 @@ function collectFacts(schema: JsonSchema): Facts {
       const required = Array.isArray(node.required) ? node.required : [];
       const lines = Object.entries(node.properties).map(([key, sub]) => {
         const id = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
-        return { start: `${id}${required.includes(key) ? "" : "?"}: `, type: scalarType(sub) };
+        // Required with a default is optional: the server fills it (validation agrees).
+        const optional = !required.includes(key) || (isNode(sub) && "default" in sub);
+        return { start: `${id}${optional ? "?" : ""}: `, type: scalarType(sub) };
       });
       if (lines.length > 0) facts.objects.push({ where, lines });
       for (const [key, sub] of Object.entries(node.properties)) visit(sub, `${where}.${key}`, key);
@@ -249,7 +251,9 @@ describe('describe("server") signatures on every real catalog', () => {
       for (const tool of tools) {
         const sig = signature(tool.name, tool.inputSchema);
         const properties = isNode(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
-        const required = Array.isArray(tool.inputSchema.required) ? tool.inputSchema.required : [];
+        const required = (
+          Array.isArray(tool.inputSchema.required) ? tool.inputSchema.required : []
+        ).filter((n: string) => !(isNode(properties[n]) && "default" in properties[n]));
         const names = Object.keys(properties);
         const expected = [
           ...names.filter((n) => required.includes(n)),

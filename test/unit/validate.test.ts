@@ -111,6 +111,36 @@ describe("ArgumentValidator", () => {
     for (const name of ["owner", "repo", "state", "extra"]) expect(text).toContain(`"${name}"`);
   });
 
+  it("treats a required property with a default as optional, as servers do (playwright's scale)", () => {
+    // browser_take_screenshot's shape: `scale` is required and has a default; playwright accepts {}.
+    const schema: JsonSchema = {
+      type: "object",
+      properties: {
+        type: { type: "string", enum: ["png", "jpeg"], default: "png" },
+        scale: { type: "string", enum: ["css", "device"], default: "css" },
+        filename: { type: "string" },
+        clip: {
+          type: "object",
+          properties: { x: { type: "number", default: 0 }, y: { type: "number" } },
+          required: ["x", "y"],
+        },
+      },
+      required: ["type", "scale"],
+      additionalProperties: false,
+    };
+    expect(validator.validate(schema, {})).toEqual({ ok: true });
+    expect(validator.validate(schema, { clip: { y: 1 } })).toEqual({ ok: true });
+    // Only the defaulted ones: y has none, and a value given is still checked.
+    expect(problems(validator.validate(schema, { clip: { x: 1 } }))).toEqual([
+      'missing required property "y" in "clip"',
+    ]);
+    expect(problems(validator.validate(schema, { scale: "big" }))).toEqual([
+      '"scale" must be one of "css", "device"',
+    ]);
+    // The schema handed in is left as it was (the catalog keeps it for describe and search).
+    expect(schema.required).toEqual(["type", "scale"]);
+  });
+
   it("reports a non-object argument value", () => {
     const p = problems(validator.validate(issueSchema, "owner=o"));
     expect(p[0]).toMatch(/^arguments must be object/);
