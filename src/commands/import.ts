@@ -55,16 +55,29 @@ export function importConfig(o: ImportOptions): number {
  * necessarily here.
  */
 export function checkWritten(raw: Record<string, unknown>, file: string): string[] {
+  return readWritten(raw, file).problems;
+}
+
+/**
+ * The literal secrets a config document holds (env and header values, URL credentials…), as the
+ * config collects them, to redact output that shows the document. `${VAR}` references are not
+ * secrets: they stay visible.
+ */
+export function secretsOf(raw: Record<string, unknown>, file: string): readonly string[] {
+  return readWritten(raw, file).secrets;
+}
+
+function readWritten(raw: Record<string, unknown>, file: string) {
+  // Every variable reads as "set" (too short to be taken for a secret): the references stay.
   const everySet = new Proxy(
     {},
     { get: (_t, key) => (typeof key === "string" ? "set" : undefined) },
   );
   try {
-    parseConfig(raw, file, everySet);
-    return [];
+    return { problems: [], secrets: parseConfig(raw, file, everySet).secrets };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return err.problems;
+    return { problems: err.problems, secrets: err.secrets };
   }
 }
 

@@ -769,7 +769,46 @@ describe("parseConfig: ${VAR} expansion", () => {
         "header-token",
       ]),
     );
-    expect(config.secrets).toHaveLength(5);
+    const basic = Buffer.from("user:p4ssw0rd").toString("base64");
+    // Derived forms too: the URL's user name, the Basic header mcpx builds from the URL's
+    // credentials, its bare credential and the decoded pair.
+    expect(config.secrets).toEqual(
+      expect.arrayContaining([
+        "expanded-token",
+        "literal-value",
+        "Bearer header-token",
+        "header-token",
+        "user",
+        "p4ssw0rd",
+        `Basic ${basic}`,
+        basic,
+        "user:p4ssw0rd",
+        // …and as they look percent-encoded in a URL.
+        "user%3Ap4ssw0rd",
+      ]),
+    );
+  });
+
+  it("collects the bare token of a literal header and credential-like query values", () => {
+    const config = parse({
+      mcpServers: {
+        b: {
+          url: "https://a.example/mcp?api_key=k3y-in-query&format=json&long=abcdefghijklmnop",
+          headers: { Authorization: "Bearer literal-bearer-token", "X-Api-Key": "x-key-value" },
+        },
+      },
+    });
+    expect(config.secrets).toEqual(
+      expect.arrayContaining([
+        "Bearer literal-bearer-token",
+        "literal-bearer-token",
+        "x-key-value",
+        "k3y-in-query",
+        "abcdefghijklmnop",
+      ]),
+    );
+    // Short values of ordinary names would blot ordinary words out of every log line.
+    expect(config.secrets).not.toContain("json");
   });
 
   it("collects no secrets from disabled servers", () => {
