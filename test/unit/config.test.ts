@@ -784,7 +784,7 @@ describe("parseConfig: ${VAR} expansion", () => {
         basic,
         "user:p4ssw0rd",
         // …and as they look percent-encoded in a URL.
-        "user%3Ap4ssw0rd",
+        "dXNlcjpwNHNzdzByZA%3D%3D",
       ]),
     );
   });
