@@ -1,5 +1,5 @@
 /** `mcpx import <file>`: write an mcpx config from any config mcpx reads, and say what happened. */
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ImportOptions } from "../cli.js";
 import {
@@ -37,7 +37,11 @@ export function importConfig(o: ImportOptions): number {
   const text = `${JSON.stringify(conversion.raw, null, 2)}\n`;
   // The written file may hold the source's literal secrets: readable by the user only.
   if (toStdout) process.stdout.write(text);
-  else writeFileSync(out, text, { mode: 0o600 });
+  else {
+    // mode applies only to a new file: an overwritten one (--force) is narrowed first.
+    if (existsSync(out)) chmodSync(out, 0o600);
+    writeFileSync(out, text, { mode: 0o600 });
+  }
   const problems = checkWritten(conversion.raw, toStdout ? source.file : out);
   process.stderr.write(`${summary(source, conversion, out).join("\n")}\n`);
   if (problems.length > 0) {
