@@ -43,6 +43,8 @@ export interface ReadOptions {
   home?: string;
   /** ~/.claude.json: only the user-scope or only the local-scope servers (default: both, local winning). */
   claudeScope?: "user" | "local";
+  /** The file may not be the user's: variables that reveal local paths stay out of URLs and headers. */
+  untrusted?: boolean;
 }
 
 /** A config file as read: its text, its format and the parsed document. */
@@ -109,6 +111,7 @@ export function convertContext(file: string, options: ReadOptions = {}): Convert
     home: path.resolve(options.home ?? os.homedir()),
     project: path.resolve(options.project ?? process.cwd()),
     ...(options.claudeScope && { claudeScope: options.claudeScope }),
+    ...(options.untrusted && { untrusted: true }),
   };
 }
 
