@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,9 +118,24 @@ describe("loadConfig", () => {
     expect(err.message).toContain(missing);
   });
 
-  it("reports a file that cannot be read with the error code", () => {
+  it("reports a folder given as the config as a folder", () => {
     const err = loadError(dir);
-    expect(err.problems[0]).toContain("cannot read the file (EISDIR)");
+    expect(err.problems[0]).toContain("is a folder, not a file");
+    expect(err.problems[0]).not.toContain("permissions");
+  });
+
+  it("names the installed example in a file-not-found problem, a path that exists", () => {
+    const problem = loadError(path.join(dir, "missing.json")).problems[0]!;
+    const example = /e\.g\. (\S+), shipped with mcpx/.exec(problem)?.[1];
+    expect(example && path.isAbsolute(example) && existsSync(example)).toBe(true);
+  });
+
+  it("reports the first JSON error where JSON.parse finds it, not where parsing gave up", () => {
+    // A trailing comma on line 3 and a missing closing brace: the lenient parser trips at line 5.
+    const file = write("late.json", '{\n  "mcpServers": {\n    "a": { "command": "x" },\n  }\n');
+    const problem = loadError(file).problems[0]!;
+    expect(problem).toMatch(/^not valid JSON at line 4, column 3 \(PropertyNameExpected; then /);
+    expect(problem).toContain("at line 5, column 1");
   });
 
   it("reports invalid JSON, saying comments and trailing commas are not allowed", () => {
