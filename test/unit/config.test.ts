@@ -920,3 +920,19 @@ describe("nearest", () => {
     expect(nearest("qqqqqqqqqqqq", tools)).toEqual([]);
   });
 });
+
+describe("auth tokens", () => {
+  it("warns at load about a token shorter than 16 characters, and only warns", () => {
+    const config = parse(
+      {
+        mcpServers: { a: { command: "x" } },
+        auth: { tokens: { x: "tiny", "${LONG}": "ci" } },
+      },
+      { LONG: "a-long-random-token-0123456789" },
+    );
+    expect(config.auth?.tokens.get("x")).toBe("tiny");
+    expect(config.warnings).toEqual([
+      'auth.tokens[0]: the token for caller "tiny" is 1 character long, easy to guess. Use at least 16 random characters (e.g. "openssl rand -hex 32").',
+    ]);
+  });
+});
