@@ -15,7 +15,7 @@ import {
   VALIDATE_HELP,
 } from "./cli-help.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
-import { VERSION } from "./version.js";
+import { EXAMPLE_CONFIG, VERSION } from "./version.js";
 
 /** How a config file is read, for every command that reads one. */
 export interface SourceOptions {
@@ -103,6 +103,14 @@ export class UsageError extends Error {
 
 /** Parse `argv` (without node and the script). Throws UsageError. */
 export function parseCommandLine(argv: readonly string[]): Invocation {
+  // `mcpx help [command]`, as git and npm take it: the help, not a config file named "help".
+  if (argv[0] === "help" && argv.length <= 2) {
+    const topic = argv[1];
+    if (topic !== undefined && !COMMANDS.includes(topic)) {
+      throw new UsageError(`no help for "${topic}".`, `Run mcpx help <${COMMANDS.join("|")}>.`);
+    }
+    return parseCommandLine(topic === undefined ? ["--help"] : [topic, "--help"]);
+  }
   unknownCommand(argv[0]);
   let invocation: Invocation | undefined;
   let printed = "";
@@ -166,7 +174,7 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
     if (config === undefined) {
       throw new UsageError(
         "no config file given.",
-        'Pass the path of a config file with "mcpServers" (e.g. examples/npx.json, shipped with mcpx), or run mcpx --help.',
+        `Pass the path of a config file with "mcpServers" (e.g. ${EXAMPLE_CONFIG}, shipped with mcpx), or run mcpx --help.`,
       );
     }
     set({ command: "serve", options: serveOptions(config, o) });

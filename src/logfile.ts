@@ -1,7 +1,15 @@
-import { appendFileSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { appendFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import type { LogFileSettings } from "./config/load.js";
+
+/**
+ * Log files are readable by their owner only: lines are redacted, but what an upstream writes to
+ * its stderr (and a secret mcpx never learned) lands there too. Applies to a file created later
+ * (mode on create) and to one found at startup (chmod).
+ */
+const FILE_MODE = 0o600;
+const APPEND = { mode: FILE_MODE } as const;
 
 /** Bytes queued for the file before further lines are dropped (and counted). */
 export const DEFAULT_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
@@ -62,6 +70,7 @@ class BufferedLogFile implements FileSink {
     try {
       mkdirSync(path.dirname(settings.file), { recursive: true });
       this.size = statSync(settings.file).size;
+      chmodSync(settings.file, FILE_MODE);
     } catch {
       // No file yet: it is created on the first line.
     }
@@ -94,7 +103,7 @@ class BufferedLogFile implements FileSink {
     try {
       for (const step of steps) {
         if (step.rotate) this.rotateSync();
-        else appendFileSync(this.settings.file, step.text);
+        else appendFileSync(this.settings.file, step.text, APPEND);
       }
       this.failed = false;
     } catch (err) {
@@ -110,7 +119,7 @@ class BufferedLogFile implements FileSink {
         try {
           for (const step of this.plan()) {
             if (step.rotate) await this.rotate();
-            else await appendFile(this.settings.file, step.text);
+            else await appendFile(this.settings.file, step.text, APPEND);
           }
           this.failed = false;
         } catch (err) {

@@ -1,5 +1,5 @@
 /** `mcpx import <file>`: write an mcpx config from any config mcpx reads, and say what happened. */
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ImportOptions } from "../cli.js";
 import {
@@ -37,7 +37,11 @@ export function importConfig(o: ImportOptions): number {
   const text = `${JSON.stringify(conversion.raw, null, 2)}\n`;
   // The written file may hold the source's literal secrets: readable by the user only.
   if (toStdout) process.stdout.write(text);
-  else writeFileSync(out, text, { mode: 0o600 });
+  else {
+    // mode applies only to a new file: an overwritten one (--force) is narrowed first.
+    if (existsSync(out)) chmodSync(out, 0o600);
+    writeFileSync(out, text, { mode: 0o600 });
+  }
   const problems = checkWritten(conversion.raw, toStdout ? source.file : out);
   process.stderr.write(`${summary(source, conversion, out).join("\n")}\n`);
   if (problems.length > 0) {
@@ -55,16 +59,29 @@ export function importConfig(o: ImportOptions): number {
  * necessarily here.
  */
 export function checkWritten(raw: Record<string, unknown>, file: string): string[] {
+  return readWritten(raw, file).problems;
+}
+
+/**
+ * The literal secrets a config document holds (env and header values, URL credentials…), as the
+ * config collects them, to redact output that shows the document. `${VAR}` references are not
+ * secrets: they stay visible.
+ */
+export function secretsOf(raw: Record<string, unknown>, file: string): readonly string[] {
+  return readWritten(raw, file).secrets;
+}
+
+function readWritten(raw: Record<string, unknown>, file: string) {
+  // Every variable reads as "set" (too short to be taken for a secret): the references stay.
   const everySet = new Proxy(
     {},
     { get: (_t, key) => (typeof key === "string" ? "set" : undefined) },
   );
   try {
-    parseConfig(raw, file, everySet);
-    return [];
+    return { problems: [], secrets: parseConfig(raw, file, everySet).secrets };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return err.problems;
+    return { problems: err.problems, secrets: err.secrets };
   }
 }
 

@@ -28,8 +28,8 @@ import {
   mcpxEntry,
   type ClientTarget,
 } from "./clients.js";
-import { checkWritten, summary } from "./import.js";
-import { fail } from "./output.js";
+import { checkWritten, secretsOf, summary } from "./import.js";
+import { fail, redactor } from "./output.js";
 
 /** The name of the one entry install leaves in the client's file. */
 export const ENTRY = "mcpx";
@@ -117,8 +117,15 @@ export function install(o: InstallOptions): number {
   }
 
   if (o.dryRun) {
-    process.stdout.write(createTwoFilesPatch(configFile, configFile, merged.before, merged.text));
-    process.stdout.write(createTwoFilesPatch(t.file, t.file, text, edited));
+    // Values are shown as validate shows them: every secret of either file is ***.
+    const redact = redactor([
+      ...secretsOf(conversion.raw, t.file),
+      ...secretsOf(merged.doc, configFile),
+    ]);
+    process.stdout.write(
+      redact(createTwoFilesPatch(configFile, configFile, merged.before, merged.text)),
+    );
+    process.stdout.write(redact(createTwoFilesPatch(t.file, t.file, text, edited)));
     process.stderr.write(`mcpx: dry run: nothing written.\n`);
     return 0;
   }

@@ -1,12 +1,13 @@
 /**
  * `mcpx validate <file>`: load a config as `mcpx <file>` would, without starting anything; with
  * --connect, start each server and list its tools. Exit 0 when valid (and, with --connect,
- * every server started), 1 otherwise. No secret value is printed: env and header values show as
- * `***`, and everything else is redacted against the config's secrets.
+ * every server started), 1 otherwise. No secret value is printed: env and header values, URL user
+ * names, passwords and query values show as `***`, and everything else is redacted against the config's secrets.
  */
 import type { ValidateOptions } from "../cli.js";
 import { labelOf } from "../config/formats/read.js";
 import { ConfigError, loadConfig, type Config, type ServerConfig } from "../config/load.js";
+import { maskedUrl } from "../config/secrets.js";
 import { errorMessage } from "../errors.js";
 import { connectAll } from "./connect.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
@@ -87,9 +88,7 @@ function describeServer(s: ServerConfig): string {
     return `stdio  ${[spec.command, ...spec.args].join(" ")}${env ? `  env: ${env}` : ""}${spec.cwd ? `  cwd: ${spec.cwd}` : ""}${filterNote(s)}`;
   }
   const headers = hidden(spec.headers);
-  const url = new URL(spec.url);
-  if (url.password) url.password = "***";
-  return `${spec.transport.padEnd(5)}  ${url.href}${headers ? `  headers: ${headers}` : ""}${filterNote(s)}`;
+  return `${spec.transport.padEnd(5)}  ${maskedUrl(spec.url)}${headers ? `  headers: ${headers}` : ""}${filterNote(s)}`;
 }
 
 function filterNote(s: ServerConfig): string {

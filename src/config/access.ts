@@ -192,6 +192,9 @@ function parseCallers(
   return callers;
 }
 
+/** Tokens shorter than this draw a startup warning (16 characters: 64+ bits even as hex). */
+export const MIN_TOKEN_LENGTH = 16;
+
 /**
  * Bearer tokens → callers. Token keys take `${VAR}`; tokens are secrets, so problems name an
  * entry by position, never by key (a key may be a literal token). `note` says why a valid
@@ -222,6 +225,12 @@ function parseAuth(
         `${at}: the same token also maps to caller "${other}". Give each caller its own token.`,
       );
       return;
+    }
+    if (token.length < MIN_TOKEN_LENGTH) {
+      // Only a warning: a short token still works, but anyone who can reach the port can guess it.
+      found.warnings.push(
+        `${at}: the token for caller "${caller}" is ${token.length} character${token.length === 1 ? "" : "s"} long, easy to guess. Use at least ${MIN_TOKEN_LENGTH} random characters (e.g. "openssl rand -hex 32").`,
+      );
     }
     const warning = note(caller);
     if (warning) found.warnings.push(`${at}: ${warning}`);

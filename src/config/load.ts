@@ -136,11 +136,17 @@ export function parseConfig(
   }
   const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
 
-  if (!settings || found.problems.length > 0) throw new ConfigError(file, found.problems);
+  if (!settings || found.problems.length > 0) {
+    throw new ConfigError(file, found.problems, found.secrets);
+  }
   if (servers.length === 0) {
-    throw new ConfigError(file, [
-      "mcpServers: every server is disabled. Enable at least one; a proxy with no servers has nothing to offer.",
-    ]);
+    throw new ConfigError(
+      file,
+      [
+        "mcpServers: every server is disabled. Enable at least one; a proxy with no servers has nothing to offer.",
+      ],
+      found.secrets,
+    );
   }
   const filters = new Map(servers.flatMap((s) => (s.tools ? [[s.name, s.tools] as const] : [])));
   return {

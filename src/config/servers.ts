@@ -3,6 +3,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { readEnvFile } from "./envfile.js";
 import { expandTracked, MissingVariableError } from "./expand.js";
+import { headerSecrets, urlSecrets } from "./secrets.js";
 import { check, formatPath, isObject, type Findings, type KeyPath } from "./issues.js";
 import {
   ALIASED_SERVER_KEYS,
@@ -244,8 +245,7 @@ function upstreamSpec(
         return undefined;
       }
       const headers = expandMap(entry.headers, "headers");
-      found.secrets.push(...Object.values(headers));
-      if (url.password) found.secrets.push(url.password);
+      found.secrets.push(...Object.values(headers).flatMap(headerSecrets), ...urlSecrets(url));
       // "streamable-http" is what Cursor and others write for Claude Code's "http".
       return { transport: entry.type === "sse" ? "sse" : "http", url: url.href, headers };
     }

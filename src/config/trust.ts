@@ -77,13 +77,36 @@ export function urlRefusal(url: string): string | undefined {
 
 /**
  * Whether `address` is a public unicast address. Loopback, private, link-local, unique-local,
- * CGNAT, multicast, unspecified, reserved and IPv4-in-IPv6 tunnelling ranges are not;
- * IPv4-mapped IPv6 is judged as the IPv4 address it maps.
+ * CGNAT, multicast, unspecified and reserved ranges are not. An IPv6 address that carries an
+ * IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 64:ff9b::/96, 6to4 2002::/16, Teredo) is
+ * judged by the IPv4 address(es) it carries: that is where its packets end up.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  // process() turns ::ffff:10.0.0.1 into 10.0.0.1, so a mapped private address is caught.
-  return ipaddr.process(address).range() === "unicast";
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv4") return parsed.range() === "unicast";
+  const carried = embeddedIPv4(parsed as ipaddr.IPv6);
+  if (carried) return carried.every((v4) => v4.range() === "unicast");
+  return parsed.range() === "unicast";
+}
+
+/** The IPv4 addresses an IPv6 address carries, or undefined for a plain IPv6 address. */
+function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = v6.parts;
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, deprecated but still routed by some
+  // stacks); :: and ::1 stay IPv6's own unspecified and loopback.
+  if (zero(0, 5) && p[5] === 0xffff) return [v4(p[6]!, p[7]!)];
+  if (zero(0, 6) && (p[6] !== 0 || p[7]! > 1)) return [v4(p[6]!, p[7]!)];
+  // NAT64 well-known prefix 64:ff9b::/96: the last 32 bits.
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return [v4(p[6]!, p[7]!)];
+  // 6to4 2002:AABB:CCDD::/48: bits 16–47.
+  if (p[0] === 0x2002) return [v4(p[1]!, p[2]!)];
+  // Teredo 2001:0::/32: the server in bits 32–63, the client inverted in the last 32.
+  if (p[0] === 0x2001 && p[1] === 0)
+    return [v4(p[2]!, p[3]!), v4(~p[6]! & 0xffff, ~p[7]! & 0xffff)];
+  return undefined;
 }
 
 /** Resolves a host name to every address it has (injectable for tests). */

@@ -197,6 +197,8 @@ export class ConfigError extends ProxyError {
   constructor(
     readonly file: string,
     readonly problems: string[],
+    /** The secrets found before the problems stopped the load (commands redact output with them). */
+    readonly secrets: readonly string[] = [],
   ) {
     super(
       "CONFIG_INVALID",

@@ -5,6 +5,7 @@
  * credentials and query values, and every text passes the logger's redaction.
  */
 import { DEFAULT_PROFILE, type Profile, type UpstreamSpec } from "../config/load.js";
+import { maskedUrl } from "../config/secrets.js";
 import { firstSentence, signature } from "../compression/signature.js";
 import { healthReport, type ServerReport } from "../health/status.js";
 import type { ServerState } from "../registry/registry.js";
@@ -316,7 +317,7 @@ export class DashboardApi {
       case "sse":
         return {
           transport: spec.transport,
-          url: this.redact(maskUrl(spec.url)),
+          url: this.redact(maskedUrl(spec.url)),
           headers: Object.fromEntries(Object.keys(spec.headers).map((k) => [k, MASK])),
         };
       default:
@@ -330,16 +331,3 @@ export class DashboardApi {
 }
 
 const LEVELS = ["debug", "info", "warn", "error"] as const;
-
-/** A URL without credentials, and with every query value masked (API keys travel there). */
-function maskUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    if (url.username) url.username = MASK;
-    if (url.password) url.password = MASK;
-    for (const key of [...url.searchParams.keys()]) url.searchParams.set(key, MASK);
-    return url.toString();
-  } catch {
-    return MASK;
-  }
-}

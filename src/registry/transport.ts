@@ -14,6 +14,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { UpstreamSpec } from "../config/load.js";
+import { basicAuthorization } from "../config/secrets.js";
 import type { FetchLike } from "./public-fetch.js";
 import { Watchdog } from "./watchdog.js";
 
@@ -292,10 +293,11 @@ export function createRemoteTransport(
   const headers = { ...spec.headers };
   // fetch refuses a URL with credentials: send them as HTTP Basic auth, as a browser would,
   // unless the entry sets Authorization itself.
-  if (url.username || url.password) {
+  // The header comes from config/secrets.ts, which registers the same value for redaction.
+  const basic = basicAuthorization(url);
+  if (basic) {
     if (!Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
-      const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-      headers.Authorization = `Basic ${Buffer.from(pair).toString("base64")}`;
+      headers.Authorization = basic;
     }
     url.username = "";
     url.password = "";

@@ -2,7 +2,7 @@
  * `mcpx import` on each client's file, then mcpx serving the imported config: the same tools
  * as the source servers connected directly, and no secret written that the source did not hold.
  */
-import { readFileSync, statSync } from "node:fs";
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
@@ -97,5 +97,15 @@ describe("mcpx import, then mcpx serving what it wrote", () => {
       `mcpx: ${out} already exists.\n  Pass --force to overwrite it, or -o another file.\n`,
     );
     expect((await mcpx(["import", source, "-o", out, "--force"])).code).toBe(0);
+  });
+
+  it("--force leaves the overwritten file readable by its owner only", async () => {
+    const ws = workspace();
+    const source = ws.place("claude-code.mcp.json");
+    const out = path.join(ws.dir, "shared.json");
+    writeFileSync(out, "{}\n", { mode: 0o644 });
+    chmodSync(out, 0o644);
+    expect((await mcpx(["import", source, "-o", out, "--force"])).code).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 });

@@ -201,6 +201,43 @@ describe("mcpx install, then uninstall", () => {
     expect(existsSync(path.join(ws.home, ".config/mcpx"))).toBe(false);
   });
 
+  it("--dry-run masks header, env, URL and query secrets as validate does", async () => {
+    const ws = workspace();
+    const file = ws.place("claude.json");
+    const secrets = {
+      header: "dry-header-secret-3c9f1a",
+      env: "dry-env-secret-8b2e4d",
+      user: "dry-url-user-5a7c",
+      password: "dry-url-pass-6d1e",
+      query: "dry-query-secret-2f4b",
+    };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          local: { command: "node", args: ["server.js"], env: { API_KEY: secrets.env } },
+          remote: {
+            type: "http",
+            url: "https://api.example/mcp",
+            headers: { Authorization: `Bearer ${secrets.header}` },
+          },
+          keyed: {
+            type: "http",
+            url: `https://${secrets.user}:${secrets.password}@api.example/mcp?api_key=${secrets.query}`,
+          },
+        },
+      }),
+    );
+    const r = await mcpx(["install", "claude-code", "--dry-run"], { env: { HOME: ws.home } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('"mcpx": {');
+    expect(r.stdout).toContain('"API_KEY": "***"');
+    expect(r.stdout).toContain('"Authorization": "***"');
+    for (const [form, value] of Object.entries(secrets)) {
+      expect(r.stdout + r.stderr, form).not.toContain(value);
+    }
+  });
+
   it("never touches a file it cannot parse, and refuses a second install", async () => {
     const ws = workspace();
     const file = ws.place("gemini.settings.json");

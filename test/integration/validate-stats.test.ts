@@ -75,12 +75,16 @@ describe("mcpx validate", () => {
     }
     // fetch refuses URLs with credentials, so this one is only validated, not connected.
     const withPassword = writeConfig({
-      mcpServers: { r: { url: "https://u:url-password-31337@example.com/mcp" } },
+      mcpServers: {
+        r: { url: "https://url-user-4242:url-password-31337@example.com/mcp?token=q-secret-77" },
+      },
     });
     const v = await mcpx(["validate", withPassword]);
     expect(v.code).toBe(0);
-    expect(v.stdout).toContain("https://u:***@example.com/mcp");
-    expect(v.stdout).not.toContain("url-password-31337");
+    expect(v.stdout).toContain("https://***:***@example.com/mcp?token=***");
+    for (const secret of ["url-user-4242", "url-password-31337", "q-secret-77"]) {
+      expect(v.stdout).not.toContain(secret);
+    }
   });
 
   it("exits 1 with every problem at its key path, and how to fix it", async () => {

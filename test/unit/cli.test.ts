@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { parseCommandLine, UsageError, type Invocation, type ServeOptions } from "../../src/cli.js";
@@ -41,7 +43,19 @@ describe("mcpx <config> (serve)", () => {
   it("needs a config file, and says how to give one", () => {
     const err = usageError([]);
     expect(err.message).toBe("no config file given.");
-    expect(err.fix).toContain("examples/npx.json");
+    // The installed example, by absolute path: examples/npx.json exists only in the clone's cwd.
+    const example = /e\.g\. (\S+), shipped/.exec(err.fix)?.[1] ?? "";
+    expect(path.isAbsolute(example) && existsSync(example)).toBe(true);
+  });
+
+  it("takes `help <command>` as that command's help, not as a config path", () => {
+    const text = (argv: string[]) => {
+      const inv = parseCommandLine(argv);
+      return inv.command === "output" ? inv.text : `not output: ${inv.command}`;
+    };
+    expect(text(["help", "install"])).toContain("Usage: mcpx install");
+    expect(text(["help"])).toContain("Usage: mcpx <config>");
+    expect(usageError(["help", "nope"]).message).toBe('no help for "nope".');
   });
 
   it("reports two positionals as a UsageError", () => {

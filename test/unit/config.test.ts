@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,9 +118,24 @@ describe("loadConfig", () => {
     expect(err.message).toContain(missing);
   });
 
-  it("reports a file that cannot be read with the error code", () => {
+  it("reports a folder given as the config as a folder", () => {
     const err = loadError(dir);
-    expect(err.problems[0]).toContain("cannot read the file (EISDIR)");
+    expect(err.problems[0]).toContain("is a folder, not a file");
+    expect(err.problems[0]).not.toContain("permissions");
+  });
+
+  it("names the installed example in a file-not-found problem, a path that exists", () => {
+    const problem = loadError(path.join(dir, "missing.json")).problems[0]!;
+    const example = /e\.g\. (\S+), shipped with mcpx/.exec(problem)?.[1];
+    expect(example && path.isAbsolute(example) && existsSync(example)).toBe(true);
+  });
+
+  it("reports the first JSON error where JSON.parse finds it, not where parsing gave up", () => {
+    // A trailing comma on line 3 and a missing closing brace: the lenient parser trips at line 5.
+    const file = write("late.json", '{\n  "mcpServers": {\n    "a": { "command": "x" },\n  }\n');
+    const problem = loadError(file).problems[0]!;
+    expect(problem).toMatch(/^not valid JSON at line 4, column 3 \(PropertyNameExpected; then /);
+    expect(problem).toContain("at line 5, column 1");
   });
 
   it("reports invalid JSON, saying comments and trailing commas are not allowed", () => {
@@ -769,7 +784,46 @@ describe("parseConfig: ${VAR} expansion", () => {
         "header-token",
       ]),
     );
-    expect(config.secrets).toHaveLength(5);
+    const basic = Buffer.from("user:p4ssw0rd").toString("base64");
+    // Derived forms too: the URL's user name, the Basic header mcpx builds from the URL's
+    // credentials, its bare credential and the decoded pair.
+    expect(config.secrets).toEqual(
+      expect.arrayContaining([
+        "expanded-token",
+        "literal-value",
+        "Bearer header-token",
+        "header-token",
+        "user",
+        "p4ssw0rd",
+        `Basic ${basic}`,
+        basic,
+        "user:p4ssw0rd",
+        // …and as they look percent-encoded in a URL.
+        "dXNlcjpwNHNzdzByZA%3D%3D",
+      ]),
+    );
+  });
+
+  it("collects the bare token of a literal header and credential-like query values", () => {
+    const config = parse({
+      mcpServers: {
+        b: {
+          url: "https://a.example/mcp?api_key=k3y-in-query&format=json&long=abcdefghijklmnop",
+          headers: { Authorization: "Bearer literal-bearer-token", "X-Api-Key": "x-key-value" },
+        },
+      },
+    });
+    expect(config.secrets).toEqual(
+      expect.arrayContaining([
+        "Bearer literal-bearer-token",
+        "literal-bearer-token",
+        "x-key-value",
+        "k3y-in-query",
+        "abcdefghijklmnop",
+      ]),
+    );
+    // Short values of ordinary names would blot ordinary words out of every log line.
+    expect(config.secrets).not.toContain("json");
   });
 
   it("collects no secrets from disabled servers", () => {
@@ -864,5 +918,21 @@ describe("nearest", () => {
     expect(nearest("get_mee", tools)[0]).toBe("get_me");
     expect(nearest("get_mee", tools)).not.toContain("list_pull_requests");
     expect(nearest("qqqqqqqqqqqq", tools)).toEqual([]);
+  });
+});
+
+describe("auth tokens", () => {
+  it("warns at load about a token shorter than 16 characters, and only warns", () => {
+    const config = parse(
+      {
+        mcpServers: { a: { command: "x" } },
+        auth: { tokens: { x: "tiny", "${LONG}": "ci" } },
+      },
+      { LONG: "a-long-random-token-0123456789" },
+    );
+    expect(config.auth?.tokens.get("x")).toBe("tiny");
+    expect(config.warnings).toEqual([
+      'auth.tokens[0]: the token for caller "tiny" is 1 character long, easy to guess. Use at least 16 random characters (e.g. "openssl rand -hex 32").',
+    ]);
   });
 });

@@ -328,3 +328,39 @@ describe("import reports", () => {
     expect(c.problems).toEqual([]);
   });
 });
+
+describe("an untrusted client file's place variables", () => {
+  const place = (name: string, doc: unknown) => {
+    const dir = tempDir();
+    const file = path.join(dir, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(doc));
+    return { dir, file };
+  };
+
+  it.each([
+    [".cursor/mcp.json", "mcpServers", "url", "https://api.example/${userHome}/mcp"],
+    [".cursor/mcp.json", "mcpServers", "headers", { "X-Where": "${workspaceFolder}" }],
+    [".vscode/mcp.json", "servers", "url", "https://api.example/mcp?p=${workspaceFolderBasename}"],
+    [".vscode/mcp.json", "servers", "headers", { "X-Where": "${cwd}" }],
+  ])("%s: refused in %s's %s", (name, key, field, value) => {
+    const { dir, file } = place(name, {
+      [key]: { r: { type: "http", url: "https://api.example/mcp", [field]: value } },
+    });
+    const options = { home: path.join(dir, "home"), project: dir };
+    const problems = problemsOf(() => loadConfig(file, {}, { ...options, untrusted: true }));
+    expect(problems.join("\n")).toMatch(
+      new RegExp(`${key}\\.r\\.${field}.*is refused: it is a path on this machine`),
+    );
+    // Trusted, the same file loads: the variable becomes the path, as the client would send it.
+    expect(loadConfig(file, {}, options).servers).toHaveLength(1);
+  });
+
+  it("stay allowed in a stdio server's arguments of a trusted file", () => {
+    const { dir, file } = place(".cursor/mcp.json", {
+      mcpServers: { l: { command: "node", args: ["${workspaceFolder}/server.js"] } },
+    });
+    const config = loadConfig(file, {}, { home: dir, project: dir });
+    expect((config.servers[0]!.spec as { args: string[] }).args).toEqual([`${dir}/server.js`]);
+  });
+});

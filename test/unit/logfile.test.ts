@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fileSink } from "../../src/logfile.js";
@@ -16,6 +16,22 @@ describe("log file", () => {
   };
   afterEach(() => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("is readable by its owner only, created or found (lines from upstreams land there)", async () => {
+    const d = dir();
+    const fresh = path.join(d, "new.log");
+    const found = path.join(d, "found.log");
+    writeFileSync(found, "old line\n", { mode: 0o644 });
+    chmodSync(found, 0o644);
+    for (const file of [fresh, found]) {
+      const sink = fileSink({ file, maxBytes: 40, maxFiles: 1 }, () => {});
+      sink.write("a line long enough to rotate the file later\n");
+      sink.write("another line\n");
+      await sink.close();
+      expect(statSync(file).mode & 0o777, file).toBe(0o600);
+      expect(statSync(`${file}.1`).mode & 0o777, `${file}.1`).toBe(0o600);
+    }
   });
 
   it("rotates by size and keeps maxFiles generations", async () => {

@@ -48,6 +48,8 @@ describe("an untrusted config", () => {
     ["https://[::1]/mcp", "::1 is not a public address"],
     ["https://[fd00::1]/mcp", "fd00::1 is not a public address"],
     ["https://[::ffff:192.168.1.1]/mcp", "::ffff:c0a8:101 is not a public address"],
+    ["https://[::127.0.0.1]/mcp", "::7f00:1 is not a public address"],
+    ["https://[64:ff9b::10.0.0.1]/mcp", "64:ff9b::a00:1 is not a public address"],
     ["https://user:pw@mcp.example.com/mcp", "may not send credentials in the URL"],
   ])("refuses %s", (url, why) => {
     const [p] = refusals({ url });
@@ -116,6 +118,22 @@ describe("public addresses", () => {
     ["::ffff:10.0.0.1", false],
     ["::ffff:8.8.8.8", true],
     ["64:ff9b::a00:1", false],
+    // IPv6 forms that carry an IPv4 address are judged by it.
+    ["::127.0.0.1", false],
+    ["::7f00:1", false],
+    ["::10.0.0.1", false],
+    ["::8.8.8.8", true],
+    ["::ffff:7f00:1", false],
+    ["64:ff9b::127.0.0.1", false],
+    ["64:ff9b::192.168.1.1", false],
+    ["64:ff9b::8.8.8.8", true],
+    ["2002:7f00:1::", false],
+    ["2002:a00:1::1", false],
+    ["2002:808:808::1", true],
+    // Teredo: server 65.54.227.120, client 192.168.1.1 (inverted) / 8.8.8.8 (inverted).
+    ["2001:0:4136:e378:8000:63bf:3f57:fefe", false],
+    ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", true],
+    ["2001:0:a00:1:8000:63bf:f7f7:f7f7", false],
     ["not an address", false],
   ])("%s → %s", (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);
@@ -135,6 +153,7 @@ describe("assertPublicUrl (after DNS resolution)", () => {
     "public.example": ["93.184.216.34", "2606:2800:220:1::1"],
     "rebind.example": ["93.184.216.34", "127.0.0.1"],
     "mapped.example": ["::ffff:10.0.0.1"],
+    "compatible.example": ["::7f00:1"],
     "internal.example": ["10.0.0.5"],
     "empty.example": [],
   });
@@ -146,6 +165,7 @@ describe("assertPublicUrl (after DNS resolution)", () => {
   it.each([
     ["rebind.example", "resolves to 127.0.0.1"],
     ["mapped.example", "resolves to ::ffff:10.0.0.1"],
+    ["compatible.example", "resolves to ::7f00:1"],
     ["internal.example", "resolves to 10.0.0.5"],
     ["empty.example", "resolves to no address"],
     ["gone.example", "cannot resolve gone.example (ENOTFOUND)"],

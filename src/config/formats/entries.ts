@@ -9,6 +9,9 @@ import { SERVER_KEYS, SERVER_NAME } from "../schema.js";
 import type { ConvertContext, SourceEntry } from "./types.js";
 import { toMcpxSyntax, VariableError, type Syntax } from "./variables.js";
 
+/** Client keys whose values are sent to a remote host (URLs, and headers with their values). */
+const REMOTE_KEYS = new Set(["url", "httpUrl", "serverUrl", "headers"]);
+
 /** How the builder treats one client key. */
 export type KeyRule =
   /** Copy as it is, variables rewritten to mcpx syntax. */
@@ -112,7 +115,8 @@ export class EntryBuilder {
     const here = [...at, key];
     if (typeof value === "string") {
       try {
-        return toMcpxSyntax(value, this.syntax, this.ctx);
+        const remote = this.ctx.untrusted === true && REMOTE_KEYS.has(String(here[0]));
+        return toMcpxSyntax(value, this.syntax, this.ctx, { remote });
       } catch (err) {
         if (!(err instanceof VariableError)) throw err;
         this.problems.push(`${this.keyAt(...here)}: ${err.message}`);

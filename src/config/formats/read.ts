@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parse as parseJsonc, type ParseError } from "jsonc-parser";
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { EXAMPLE_CONFIG } from "../../version.js";
 import { parse as parseToml } from "smol-toml";
 import { nestsDeeper } from "../../json.js";
 import { formatPath, isObject, type KeyPath } from "../issues.js";
@@ -43,6 +44,8 @@ export interface ReadOptions {
   home?: string;
   /** ~/.claude.json: only the user-scope or only the local-scope servers (default: both, local winning). */
   claudeScope?: "user" | "local";
+  /** The file may not be the user's: variables that reveal local paths stay out of URLs and headers. */
+  untrusted?: boolean;
 }
 
 /** A config file as read: its text, its format and the parsed document. */
@@ -109,6 +112,7 @@ export function convertContext(file: string, options: ReadOptions = {}): Convert
     home: path.resolve(options.home ?? os.homedir()),
     project: path.resolve(options.project ?? process.cwd()),
     ...(options.claudeScope && { claudeScope: options.claudeScope }),
+    ...(options.untrusted && { untrusted: true }),
   };
 }
 
@@ -223,8 +227,10 @@ function readText(abs: string): string {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(abs, [
       code === "ENOENT"
-        ? 'file not found. Pass the path of a JSON file with an "mcpServers" object (e.g. examples/npx.json, shipped with mcpx), or a client\'s config file.'
-        : `cannot read the file (${code ?? "unknown error"}). Check its permissions.`,
+        ? `file not found. Pass the path of a JSON file with an "mcpServers" object (e.g. ${EXAMPLE_CONFIG}, shipped with mcpx), or a client's config file.`
+        : code === "EISDIR"
+          ? "is a folder, not a file. Pass the config file inside it (e.g. mcpx.json or .mcp.json in that folder)."
+          : `cannot read the file (${code ?? "unknown error"}). Check its permissions.`,
     ]);
   }
 }
@@ -256,13 +262,20 @@ function parseNested(abs: string, parse: () => unknown): unknown {
 function parseJsonText(abs: string, text: string): unknown {
   const errors: ParseError[] = [];
   const doc: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
-  const first = errors[0];
-  if (first) {
-    throw new ConfigError(abs, [
-      `not valid JSON at ${lineColumn(text, first.offset)}. Fix the syntax.`,
-    ]);
-  }
-  return doc;
+  if (errors.length === 0) return doc;
+  // Name the first mistake in the file, as JSON.parse would: a trailing comma early on is often
+  // the one that made the rest go wrong, while the lenient parser first trips at the end.
+  const strict: ParseError[] = [];
+  parseJsonc(text, strict, { allowTrailingComma: false });
+  const first = [...strict, ...errors].reduce((a, b) => (b.offset < a.offset ? b : a));
+  const lenient = errors[0]!;
+  const then =
+    lenient.offset === first.offset
+      ? ""
+      : ` (${printParseErrorCode(first.error)}; then ${printParseErrorCode(lenient.error)} at ${lineColumn(text, lenient.offset)})`;
+  throw new ConfigError(abs, [
+    `not valid JSON at ${lineColumn(text, first.offset)}${then}. Fix the syntax.`,
+  ]);
 }
 
 function strictJson(abs: string, text: string): unknown {

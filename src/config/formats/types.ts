@@ -29,6 +29,8 @@ export interface ConvertContext {
   project: string;
   /** ~/.claude.json: read only the user-scope or only the local-scope servers (install does). */
   claudeScope?: "user" | "local";
+  /** An untrusted file: place variables (`${userHome}`…) are refused where they reach a remote host. */
+  untrusted?: boolean;
 }
 
 /** One server entry of a client's file, in mcpx's terms. */

@@ -34,15 +34,36 @@ export function inputVariable(id: string): string {
   return `MCPX_INPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
 }
 
+/**
+ * Where a value goes: `remote` (a URL or header of an untrusted file, sent to a host the file
+ * chose) refuses the variables that resolve to local paths, which would tell that host the
+ * user's name and folders.
+ */
+export interface Destination {
+  remote?: boolean;
+}
+
 /** `text` in mcpx syntax. Throws VariableError for a variable mcpx cannot honour. */
-export function toMcpxSyntax(text: string, syntax: Syntax, places: Places): string {
+export function toMcpxSyntax(
+  text: string,
+  syntax: Syntax,
+  places: Places,
+  to: Destination = {},
+): string {
   switch (syntax) {
     case "claude":
       return text;
     case "literal":
       return escapeLiteral(text);
     case "vscode":
-      return text.replace(/\$\{([^}]+)\}/g, (_m, name: string) => vscodeVariable(name, places));
+      return text.replace(/\$\{([^}]+)\}/g, (_m, name: string) => {
+        if (to.remote && PLACES.has(name)) {
+          throw new VariableError(
+            `\${${name}} is refused: it is a path on this machine, and an untrusted config may not send local paths to a remote host. Write the value, or run without --untrusted if you trust the file.`,
+          );
+        }
+        return vscodeVariable(name, places);
+      });
     case "gemini":
       return text.replace(
         /\$(?:([A-Za-z_]\w*)|\{([^}]+)\})/g,
@@ -56,6 +77,9 @@ export function toMcpxSyntax(text: string, syntax: Syntax, places: Places): stri
       return syntax satisfies never;
   }
 }
+
+/** The variables that resolve to a path on this machine (or part of one). */
+const PLACES = new Set(["userHome", "workspaceFolder", "cwd", "workspaceFolderBasename"]);
 
 /** Places resolved now; environment and inputs kept as references. */
 function vscodeVariable(name: string, places: Places): string {
