@@ -1,5 +1,14 @@
 import MiniSearch from "minisearch";
 import type { ToolDef } from "../types.js";
+import {
+  STOP_WORDS,
+  VERB_GROUP,
+  stem,
+  synonymsOf,
+  tokenize,
+  verbGroups,
+  words,
+} from "./search-words.js";
 
 /**
  * What the index reads of a server: its name, tools and what describes it (the configured
@@ -30,178 +39,48 @@ interface Doc {
   params: string;
 }
 
+/** A tool whose name's verb is not the one asked for ("list pods" vs exec_in_pod). */
+const VERB_MISMATCH = 0.5;
+/** A tool that matched only the query's verbs, none of what they act on. */
+const NO_OBJECT = 0.5;
+/** A tool of a server the query names ("query the notion database"). */
+const SERVER_NAMED = 1.5;
 /**
- * Words that carry no need: articles, pronouns, auxiliaries, fillers ("what's inside", "I'm on
- * it"). Kept out of both the index and queries, so "me" does not pull get_me to the top.
+ * A list tool for plural objects ("dependabot warnings" → list_dependabot_alerts), a single-item
+ * tool for a singular one ("commit abc123" → get_commit).
  */
-const STOP_WORDS = new Set(
-  (
-    "a an the to of for in on at with and or but from by as into onto off out up about over under " +
-    "i me my mine we us our you your it its this that these those there here he she they them their " +
-    "is am are was were be been being do does did done have has had having can could would should " +
-    "will shall may might must let lets please just also so then than too very s t m re ve ll d " +
-    "what whats which who whom whose where when why how all any some every each one ones thing " +
-    "things stuff something someone someone's somebody else else's own saying say tell give get"
-  ).split(" "),
-);
+const NUMBER_AGREES = 1.5;
 
 /**
- * Everyday words for what tool authors call otherwise. Expands queries only, at reduced weight,
- * so the user's own words still rank first. A general thesaurus of the vocabulary tools use
- * (files, repositories, reviews, memory), not a map of particular queries.
+ * What a description says first, whitespace collapsed: the first sentences say what the tool does;
+ * what follows (usage rules, examples, caveats, some run to pages) would let a long description
+ * match every query.
  */
-const SYNONYMS: Readonly<Record<string, string[]>> = {
-  read: ["get", "view", "content"],
-  show: ["get", "list", "view", "read"],
-  see: ["get", "list", "view", "read"],
-  look: ["get", "read", "view", "search"],
-  view: ["get", "read"],
-  inside: ["content", "read"],
-  contents: ["content", "read"],
-  fetch: ["get"],
-  find: ["search", "get"],
-  lookup: ["search", "get"],
-  locate: ["search"],
-  know: ["search", "open", "node"],
-  recall: ["search", "open"],
-  make: ["create"],
-  new: ["create"],
-  open: ["create"],
-  start: ["create", "trigger"],
-  add: ["create", "add"],
-  save: ["create", "write"],
-  store: ["create", "write"],
-  remember: ["create", "add", "entity", "observation", "memory"],
-  note: ["comment", "observation"],
-  record: ["create", "relation", "observation"],
-  forget: ["delete", "remove"],
-  remove: ["delete"],
-  erase: ["delete"],
-  drop: ["delete"],
-  modify: ["update", "edit"],
-  change: ["update", "edit"],
-  edit: ["update"],
-  replace: ["edit", "update"],
-  rename: ["move"],
-  write: ["create", "update"],
-  run: ["trigger", "execute", "run"],
-  rerun: ["rerun", "run", "trigger"],
-  retry: ["rerun", "run"],
-  kick: ["trigger", "start"],
-  pr: ["pull", "request"],
-  prs: ["pull", "request"],
-  who: ["me"],
-  i: ["me"],
-  my: ["me"],
-  logged: ["me", "authenticated"],
-  account: ["me", "user"],
-  profile: ["me", "user"],
-  copy: ["fork", "copy"],
-  clone: ["fork"],
-  recent: ["latest"],
-  newest: ["latest"],
-  last: ["latest"],
-  approve: ["review", "approve"],
-  reviewer: ["review", "request"],
-  leave: ["add", "comment"],
-  reply: ["comment", "reply"],
-  folder: ["directory"],
-  folders: ["directory"],
-  dir: ["directory"],
-  disk: ["file", "filesystem"],
-  local: ["file", "filesystem"],
-  locally: ["file", "filesystem"],
-  computer: ["file", "filesystem"],
-  picture: ["image", "media"],
-  photo: ["image", "media"],
-  screenshot: ["image", "media"],
-  audio: ["media"],
-  size: ["size", "info"],
-  big: ["size", "info"],
-  modified: ["info", "time"],
-  relationship: ["relation"],
-  manages: ["relation"],
-  link: ["relation"],
-  graph: ["graph", "read"],
-  whole: ["entire", "all"],
-  dump: ["read", "entire"],
-  sum: ["sum", "add"],
-  total: ["sum"],
-  together: ["sum"],
-  plus: ["sum"],
-  repeat: ["echo"],
-  environment: ["env"],
-  variables: ["env"],
-  compress: ["gzip", "zip"],
-  zip: ["gzip"],
-  slow: ["long", "running"],
-  progress: ["long", "running", "progress"],
-  upload: ["push"],
-  leaked: ["secret", "scanning"],
-  leak: ["secret", "scanning"],
-  password: ["secret"],
-  credential: ["secret"],
-  warning: ["alert"],
-  vulnerability: ["alert", "advisory", "dependabot"],
-  finding: ["alert"],
-  history: ["list", "commit"],
-  wrote: ["blame", "author"],
-  line: ["blame"],
-  ci: ["actions", "workflow", "job"],
-  build: ["actions", "workflow", "job"],
-  pipeline: ["actions", "workflow"],
-  output: ["logs", "log"],
-  fail: ["failed", "logs"],
-  inbox: ["notification"],
-  unread: ["notification"],
-  favorite: ["star"],
-  bookmark: ["star"],
-  snippet: ["gist"],
-  paste: ["gist"],
-  people: ["user", "member"],
-  person: ["user", "member"],
-  team: ["team", "member"],
-  close: ["state", "close"],
-  reopen: ["state"],
-  assign: ["assignee"],
-  waiting: ["open", "list"],
-  squash: ["merge"],
-  structure: ["tree"],
-  tree: ["tree"],
-};
-
-/** Split identifiers and prose alike: `create_pull_request`, `getFileContents`, "Pull requests". */
-function words(text: string): string[] {
-  return text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .replace(/['’]s\b/g, "")
-    .split(/[^a-z0-9]+/)
-    .filter((t) => t !== "");
+function lead(description: string): string {
+  return description.replace(/\s+/g, " ").trim().slice(0, 300);
 }
 
-function tokenize(text: string): string[] {
-  return words(text).filter((t) => !STOP_WORDS.has(t));
+interface NameFacts {
+  /** The name's words, stemmed; prepositions ("wait_for", "exec_in_pod") left out. */
+  parts: string[];
+  /** The verb groups the name's words belong to. */
+  verbs: Set<number>;
+  /** A list tool ("list_pages", "list_dependabot_alerts"). */
+  list: boolean;
+  /** The server's name, in words, stemmed. */
+  server: string[];
 }
 
-/**
- * A light English stemmer (plurals, -ing, -ed): "issues"/"issue", "scanning"/"scan",
- * "leaked"/"leak", "pods"/"pod"; "status", "class" and "always" stay.
- */
-function stem(term: string): string {
-  if (term.length > 4 && term.endsWith("ies")) return `${term.slice(0, -3)}y`;
-  if (term.length > 5 && term.endsWith("ing")) return undouble(term.slice(0, -3));
-  if (term.length > 4 && term.endsWith("ed") && !term.endsWith("eed"))
-    return undouble(term.slice(0, -2));
-  if (term.length > 4 && /(ches|shes|sses|xes|zes)$/.test(term)) return term.slice(0, -2);
-  if (term.length > 3 && term.endsWith("s") && !/(ss|us|is|ys)$/.test(term))
-    return term.slice(0, -1);
-  return term;
-}
-
-/** "scann" → "scan", "committ" → "commit"; "fill", "pass" keep their doubled letter. */
-function undouble(term: string): string {
-  return /([bdgmnprt])\1$/.test(term) ? term.slice(0, -1) : term;
+function nameFacts(tool: string, server: string[]): NameFacts {
+  const all = words(tool);
+  const content = all.filter((w) => !STOP_WORDS.has(w));
+  return {
+    // A name of stop words only ("get_me") keeps them.
+    parts: (content.length > 0 ? content : all).map(stem),
+    verbs: verbGroups(all),
+    list: all.includes("list"),
+    server,
+  };
 }
 
 /**
@@ -219,6 +98,8 @@ function serverWords(s: IndexedServer): string {
  */
 export class ToolIndex {
   private readonly index: MiniSearch<Doc>;
+  /** What each tool's name says, by tool id, worked out once rather than per query term. */
+  private readonly names = new Map<string, NameFacts>();
 
   constructor(servers: readonly IndexedServer[]) {
     this.index = new MiniSearch<Doc>({
@@ -243,20 +124,25 @@ export class ToolIndex {
         server,
         tool: t.name,
         name: t.name,
-        description: `${t.title ?? ""} ${t.description ?? ""}`,
+        description: `${t.title ?? ""} ${lead(t.description ?? "")}`,
         params: Object.keys(
           (t.inputSchema.properties as Record<string, unknown> | undefined) ?? {},
         ).join(" "),
       }));
     });
     this.index.addAll(docs);
+    for (const s of servers) {
+      const server = words(s.name).map(stem);
+      for (const t of s.tools) this.names.set(`${s.name}.${t.name}`, nameFacts(t.name, server));
+    }
   }
 
   /** The best `limit` tools for a natural-language query. */
   search(query: string, limit = 10): SearchHit[] {
+    const all = words(query);
     const terms = tokenize(query);
     // A stop word can still name a need through its synonyms ("who am I" → me, user).
-    const synonyms = [...new Set(words(query).flatMap((t) => SYNONYMS[t] ?? []))].filter(
+    const synonyms = [...new Set(all.flatMap((t) => synonymsOf(t)))].filter(
       (t) => !terms.includes(t),
     );
     if (terms.length === 0 && synonyms.length === 0) return [];
@@ -267,22 +153,44 @@ export class ToolIndex {
         ? [{ queries: synonyms, boost: { name: 2, params: 0.75, description: 0.5, server: 0.5 } }]
         : []),
     ];
-    const wanted = new Set([...terms, ...synonyms].map(stem));
+    const own = new Set(terms.map(stem));
+    const wanted = new Set([...own, ...synonyms.map(stem)]);
+    const asked = verbGroups(all);
+    // What the verbs act on: the query's other words and their synonyms.
+    const objects = new Set(
+      all
+        .filter((t) => !STOP_WORDS.has(t) && !VERB_GROUP.has(t))
+        .flatMap((t) => [t, ...synonymsOf(t)])
+        .map(stem),
+    );
+    const plural = terms.some((t) => t.endsWith("s") && stem(t) !== t);
     return this.index
       .search(
         { combineWith: "OR", queries },
         {
-          // A tool whose name is made of the query's words is the one meant: create_pull_request
-          // over create_pull_request_review for "create a pull request".
-          boostDocument: (_id, _term, stored) => {
-            const tool = typeof stored?.tool === "string" ? stored.tool : "";
-            const parts = words(tool).map(stem);
-            const covered = parts.filter((w) => wanted.has(w)).length / Math.max(1, parts.length);
-            return 1 + covered * covered;
+          boostDocument: (id) => {
+            const name = this.names.get(id as string);
+            if (name === undefined) return 1;
+            // A tool whose name is made of the query's words is the one meant: create_pull_request
+            // over create_pull_request_review for "create a pull request".
+            const covered =
+              name.parts.filter((w) => wanted.has(w)).length / Math.max(1, name.parts.length);
+            let boost = 1 + covered * covered;
+            if (asked.size > 0 && name.verbs.size > 0 && ![...name.verbs].some((g) => asked.has(g)))
+              boost *= VERB_MISMATCH;
+            return boost;
           },
         },
       )
-      .slice(0, limit)
-      .map((r) => ({ server: r.origin as string, tool: r.tool as string, score: r.score }));
+      .map((r) => {
+        const name = this.names.get(r.id as string);
+        let score = r.score;
+        if (objects.size > 0 && !r.queryTerms.some((t) => objects.has(stem(t)))) score *= NO_OBJECT;
+        if (name?.server.some((w) => own.has(w)) === true) score *= SERVER_NAMED;
+        if (name?.list === plural) score *= NUMBER_AGREES;
+        return { server: r.origin as string, tool: r.tool as string, score };
+      })
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit);
   }
 }

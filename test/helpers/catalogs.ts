@@ -45,6 +45,25 @@ export function recordedTools(dir: string): ToolDef[] {
     .map((f) => JSON.parse(readFileSync(path.join(full, f), "utf8")) as ToolDef);
 }
 
+export const CATALOGS_ROOT = path.join(ROOT, "test/fixtures/catalogs");
+
+/** A real server's catalog as test/fixtures/catalogs/record.ts recorded it. */
+export interface RecordedCatalog extends Catalog {
+  package: string;
+  version: string;
+  license: string;
+  serverInfo: { name?: string; title?: string; version?: string };
+  instructions: string | null;
+}
+
+/** The recorded catalogs of the real servers in node_modules, by file name. */
+export function realCatalogs(): RecordedCatalog[] {
+  return readdirSync(CATALOGS_ROOT)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(path.join(CATALOGS_ROOT, f), "utf8")) as RecordedCatalog);
+}
+
 /** Every recorded corpus. */
 export function recordedCatalogs(): Catalog[] {
   return Object.entries(RECORDED).map(([server, dir]) => ({ server, tools: recordedTools(dir) }));

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { IndexedServer, ToolIndex } from "../../src/registry/search.js";
-import type { Catalog } from "./catalogs.js";
+import { realCatalogs, type Catalog } from "./catalogs.js";
 
 export interface EvalQuery {
   query: string;
@@ -50,4 +50,41 @@ export function evaluateSearch(index: ToolIndex, queries: readonly EvalQuery[]):
   }
   const n = queries.length;
   return { queries: n, top1: top1 / n, top3: top3 / n, mrr: rr / n, misses };
+}
+
+/** The needs over the real servers' catalogs (bench/search-needs.json), split as the file fixes. */
+export interface Needs {
+  /** The two thirds the ranker may be tuned on. */
+  tune: EvalQuery[];
+  /** The third held back: reported, never tuned on. */
+  heldBack: EvalQuery[];
+}
+
+const NEEDS_FILE = path.resolve(import.meta.dirname, "../../bench/search-needs.json");
+
+export function loadNeeds(): Needs {
+  const { queries } = JSON.parse(readFileSync(NEEDS_FILE, "utf8")) as {
+    queries: (EvalQuery & { heldBack: boolean })[];
+  };
+  const strip = ({ query, expected }: EvalQuery): EvalQuery => ({ query, expected });
+  return {
+    tune: queries.filter((q) => !q.heldBack).map(strip),
+    heldBack: queries.filter((q) => q.heldBack).map(strip),
+  };
+}
+
+/**
+ * The recorded catalogs of the real servers (test/fixtures/catalogs) as the index sees them in
+ * mcpx: each server's tools and what it said about itself at initialize (no configured
+ * descriptions).
+ */
+export function realServers(): IndexedServer[] {
+  return realCatalogs().map((c) => ({
+    name: c.server,
+    tools: c.tools,
+    identity: {
+      ...(c.serverInfo.title !== undefined ? { title: c.serverInfo.title } : {}),
+      ...(c.instructions !== null ? { instructions: c.instructions } : {}),
+    },
+  }));
 }

@@ -6,7 +6,13 @@ import type { ServerState } from "../../src/registry/registry.js";
 import { ToolIndex } from "../../src/registry/search.js";
 import type { ToolDef } from "../../src/types.js";
 import { exampleCatalogs, recordedTools } from "../helpers/catalogs.js";
-import { evaluateSearch, indexed, loadSearchEval } from "../helpers/search-eval.js";
+import {
+  evaluateSearch,
+  indexed,
+  loadNeeds,
+  loadSearchEval,
+  realServers,
+} from "../helpers/search-eval.js";
 
 const corpusDir = path.resolve(import.meta.dirname, "../fixtures/corpus/github-mcp-server");
 const corpus = readdirSync(corpusDir)
@@ -140,5 +146,89 @@ describe("search words", () => {
     const github = new ToolIndex([state("github", corpus)]);
     expect(github.search("who am I logged in as", 1)[0]?.tool).toBe("get_me");
     expect(github.search("what is this", 5)).toEqual([]);
+  });
+});
+
+describe("search over real servers' catalogs (bench/search-needs.json)", () => {
+  const servers = realServers();
+  const index = new ToolIndex(servers);
+  const refs = new Set(servers.flatMap((s) => s.tools.map((t) => `${s.name}.${t.name}`)));
+  const { tune, heldBack } = loadNeeds();
+
+  it("has at least 120 needs over at least 10 servers, each naming tools that exist", () => {
+    expect(tune.length + heldBack.length).toBeGreaterThanOrEqual(120);
+    expect(heldBack.length).toBe(Math.floor((tune.length + heldBack.length) / 3));
+    const used = new Set<string>();
+    for (const q of [...tune, ...heldBack]) {
+      for (const ref of q.expected) {
+        expect(refs.has(ref), ref).toBe(true);
+        used.add(ref.slice(0, ref.indexOf(".")));
+      }
+    }
+    expect(servers.length).toBeGreaterThanOrEqual(10);
+    expect(used.size).toBe(servers.length);
+  });
+
+  it.each([
+    ["open a web page", ["playwright.browser_navigate", "chrome-devtools.navigate_page"]],
+    ["list pods", ["kubernetes.kubectl_get"]],
+    ["delete a pod", ["kubernetes.kubectl_delete"]],
+    ["restart a deployment", ["kubernetes.kubectl_rollout"]],
+    ["add two numbers", ["everything.get-sum"]],
+    ["grep for a string in files", ["desktop-commander.start_search", "filesystem.search_files"]],
+  ])("finds what the issue's %j means in the top 3", (query, expected) => {
+    const got = index.search(query, 3).map((h) => `${h.server}.${h.tool}`);
+    expect(
+      got.some((ref) => expected.includes(ref)),
+      got.join(", "),
+    ).toBe(true);
+  });
+
+  it("ranks a right tool first for at least 80 % of needs and in the top 3 for 95 %", () => {
+    const result = evaluateSearch(index, tune);
+    expect(result.top1, JSON.stringify(result.misses, null, 1)).toBeGreaterThanOrEqual(0.8);
+    expect(result.top3, JSON.stringify(result.misses, null, 1)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("does no more than 2 points worse on the held-back third", () => {
+    const tuned = evaluateSearch(index, tune);
+    const held = evaluateSearch(index, heldBack);
+    // Half a need of slack for floating point: 2 points of 50 needs is one need.
+    expect(held.top1).toBeGreaterThanOrEqual(tuned.top1 - 0.02 - 1e-9);
+    expect(held.top3).toBeGreaterThanOrEqual(tuned.top3 - 0.02 - 1e-9);
+  });
+});
+
+describe("search ranking signals", () => {
+  const tool = (name: string, description: string): ToolDef => ({
+    name,
+    description,
+    inputSchema: { type: "object" },
+  });
+
+  it("prefers the tool whose verb is the one asked for over one that names the object", () => {
+    const k8s = new ToolIndex([
+      state("k8s", [
+        tool("exec_in_pod", "Execute a command in a pod."),
+        tool("kubectl_get", "Get or list Kubernetes resources."),
+      ]),
+    ]);
+    expect(k8s.search("list pods", 1)[0]?.tool).toBe("kubectl_get");
+  });
+
+  it("boosts the tools of a server the query names", () => {
+    const tools = [tool("query", "Query a data source.")];
+    const both = new ToolIndex([state("sql", tools), state("notion", tools)]);
+    expect(both.search("query the notion tasks", 1)[0]?.server).toBe("notion");
+  });
+
+  it("reads only the lead of a long description", () => {
+    const long = new ToolIndex([
+      state("s", [
+        tool("run_thing", `Run a thing. ${"Use carefully. ".repeat(40)} Mentions screenshot.`),
+        tool("capture", "Capture a screenshot of the page."),
+      ]),
+    ]);
+    expect(long.search("screenshot", 5).map((h) => h.tool)).toEqual(["capture"]);
   });
 });
