@@ -86,23 +86,27 @@ export function measure(registry: Registry, profile: Profile, count: CountTokens
     definitionTokens(listMetaTools(new CatalogView({ ...profile, servers }, registry)), count);
   const all = new CatalogView(profile, registry);
   const none = metaTokens([]);
-  const rows = all.servers().map((s): StatsRow => {
-    const up = s.status === "ready" || s.status === "degraded";
-    const direct = up ? definitionTokens(s.tools, count) : 0;
-    const mcpx = up ? metaTokens([s.name]) - none : 0;
+  const servers = all.servers();
+  const isUp = (s: { status: string }) => s.status === "ready" || s.status === "degraded";
+  const up = servers.filter(isUp).map((s) => s.name);
+  const totalMcpx = metaTokens(up);
+  // What each server's catalog adds on its own, then scaled so the rows add up to what all of
+  // them add together: the describe description is bounded, so past some servers the catalogs
+  // share its room and the marginals overcount (the shared row went negative on 11 servers).
+  const marginal = servers.map((s) => (isUp(s) ? Math.max(0, metaTokens([s.name]) - none) : 0));
+  const mcpxOf = apportion(marginal, Math.max(0, totalMcpx - none));
+  const rows = servers.map((s, i): StatsRow => {
+    const direct = isUp(s) ? definitionTokens(s.tools, count) : 0;
+    const mcpx = mcpxOf[i]!;
     return {
       server: s.name,
       status: s.status,
-      tools: up ? s.tools.length : 0,
+      tools: isUp(s) ? s.tools.length : 0,
       direct,
       mcpx,
       saved: direct - mcpx,
     };
   });
-  const up = rows
-    .filter((r) => r.status === "ready" || r.status === "degraded")
-    .map((r) => r.server);
-  const totalMcpx = metaTokens(up);
   const sum = (k: "tools" | "direct" | "mcpx") => rows.reduce((n, r) => n + r[k], 0);
   const direct = sum("direct");
   return {
@@ -158,4 +162,23 @@ function render(r: StatsReport): string {
     `Counted with o200k_base over each definition's API form (name, description, input schema), as npm run bench does; profile "${r.profile}".`,
     "",
   ].join("\n");
+}
+
+/**
+ * Split `total` in proportion to `weights`, in whole numbers that add up to it exactly (largest
+ * remainders first). All-zero weights split nothing.
+ */
+export function apportion(weights: readonly number[], total: number): number[] {
+  const sum = weights.reduce((n, w) => n + w, 0);
+  if (sum === 0) return weights.map(() => 0);
+  const exact = weights.map((w) => (w / sum) * total);
+  const out = exact.map(Math.floor);
+  let left = total - out.reduce((n, v) => n + v, 0);
+  const order = exact.map((v, i) => [v - Math.floor(v), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of order) {
+    if (left <= 0) break;
+    out[i]! += 1;
+    left -= 1;
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
  * no process, and recovers when it goes. Cancellation also runs over stdio.
  */
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   descendants,
   ERAS,
@@ -122,15 +122,24 @@ describe.each(ERAS)("faults, %s client", (era) => {
       // The first retry comes at least 1.1 s after startup (1.5 s - 25% jitter): time to look.
       { health: { retryInitial: 1500 } },
     );
-    let onChange = () => {};
-    const changed = new Promise<void>((resolve) => (onChange = resolve));
-    await onToolsChanged(proxy!.client, () => onChange());
+    // The catalog each list_changed leads to: the one that says "down" may itself arrive after
+    // this subscription (HTTP streams open late), so wait for one after which f is back.
+    const afterChange: Promise<string>[] = [];
+    await onToolsChanged(proxy!.client, () =>
+      afterChange.push(proxy!.client.listTools().then((r) => r.tools[0]?.description ?? "")),
+    );
     const { tools } = await proxy!.client.listTools();
     expect(tools[0]?.description).toMatch(/f \[DOWN: /);
     expect(text(await call("f.echo", { message: "x" }))).toMatch(
       /Server "f" is down since .* mcpx retries it in \d+ s/,
     );
-    await changed;
+    await vi.waitFor(
+      async () => {
+        const seen = await Promise.all(afterChange);
+        expect(seen.some((d) => d.includes("f: echo"))).toBe(true);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     const h = await healthz();
     expect(h.servers.f?.status).toBe("ready");
     expect(text(await call("f.echo", { message: "back" }))).toBe("back");

@@ -193,9 +193,10 @@ describe("the first look", () => {
     expect(found).not.toContain("still starting");
     // initialize did not wait for any upstream: slow was not ready when it was answered.
     expect(readyAtConnect).not.toContain("slow: ready");
-    // Node's start and mcpx's imports are in this figure; MCPX_INIT_BOUND_MS loosens it on a
-    // machine shared with other work (it measured ~0.4 s on a quiet one).
-    expect(initializeMs).toBeLessThan(Number(process.env.MCPX_INIT_BOUND_MS ?? 1_000));
+    // Node's start and mcpx's imports are in this figure, measured beside the other test files
+    // of the run: a sanity bound only. The figure itself (p50 on a quiet machine, under 1 s) is
+    // `npm run bench -- startup`'s "initialize" column; MCPX_INIT_BOUND_MS tightens this one.
+    expect(initializeMs).toBeLessThan(Number(process.env.MCPX_INIT_BOUND_MS ?? 5_000));
   });
 
   it("a server slower than startupWait is named once as starting; a search says so", async () => {

@@ -135,9 +135,14 @@ beforeAll(async () => {
         // shared: add_tool runs in the process whose listen stream announces the change.
         modern_stdio: { ...fixtureServer("modern.mjs", { MODERN_TITLE: "0" }), session: "shared" },
         // prewarm asked for, yet a stateless upstream gets no spares: they would buy nothing.
-        modern_http: { url: modernHttp.url, prewarm: 1 },
+        // isolated (named: the default is client): a call is exactly one POST.
+        modern_http: { url: modernHttp.url, prewarm: 1, session: "isolated" },
         everything: npmServer("@modelcontextprotocol/server-everything", "stdio"),
-        everything_http: { url: `http://127.0.0.1:${port}/mcp`, prewarm: 1 },
+        everything_http: {
+          url: `http://127.0.0.1:${port}/mcp`,
+          prewarm: 1,
+          session: "isolated",
+        },
         filesystem: npmServer("@modelcontextprotocol/server-filesystem", files),
         memory: {
           ...npmServer("@modelcontextprotocol/server-memory"),

@@ -170,6 +170,22 @@ describe("mcpx stats", () => {
     expect(report.total.mcpx).toBeLessThan(report.total.direct);
   });
 
+  it("never shows a negative shared row: with 11 servers the rows still add up", async () => {
+    // Eleven names for one spec (one process); their catalogs no longer all fit the describe
+    // description, so each server's marginal overcounts (the shared row was -15 on 11 servers).
+    const everything = npmServer("@modelcontextprotocol/server-everything", "stdio");
+    const mcpServers = Object.fromEntries(
+      Array.from({ length: 11 }, (_, i) => [`everything_${i}`, everything]),
+    );
+    const r = await mcpx(["stats", writeConfig({ mcpServers }), "--json"], { timeoutMs: 120_000 });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as StatsReport;
+    expect(report.rows).toHaveLength(11);
+    expect(report.shared).toBeGreaterThanOrEqual(0);
+    for (const row of report.rows) expect(row.mcpx).toBeGreaterThanOrEqual(0);
+    expect(report.total.mcpx).toBe(report.rows.reduce((n, row) => n + row.mcpx, 0) + report.shared);
+  });
+
   it("prints a table with a total line", async () => {
     const ws = workspace();
     const file = ws.place("claude_desktop_config.json");
