@@ -78,6 +78,11 @@ export class SessionAsker {
   private served: string | undefined;
   /** The call those roots were given during, if any. */
   private servedTo: CallEntry | undefined;
+  /**
+   * Whether the upstream showed a sign of life (or a call waited for one) since it was last given
+   * roots: until then it may still be applying them (a spare opened just before its first call).
+   */
+  private settled = true;
   private rootsAnswered: (() => void)[] = [];
   private activityWaiters: (() => void)[] = [];
 
@@ -135,6 +140,7 @@ export class SessionAsker {
       const roots = call ? await this.rootsOf(call) : [...this.options.roots];
       this.served = JSON.stringify(roots);
       this.servedTo = call;
+      this.settled = false;
       for (const wake of this.rootsAnswered.splice(0)) wake();
       if (call) this.logRoots(call);
       return { roots };
@@ -186,7 +192,7 @@ export class SessionAsker {
     const wanted = JSON.stringify(await this.rootsOf(call));
     // Read before this call: nothing to do. Read during it (a session just opened asks at
     // initialize): the upstream may still be applying them.
-    if (wanted === this.served && this.servedTo !== call) return;
+    if (wanted === this.served && this.servedTo !== call && this.settled) return;
     if (wanted !== this.served && !(await this.askAgain(notify))) return;
     try {
       // Our answer is on the wire by the next turn of the event loop. The upstream applies it on
@@ -198,10 +204,13 @@ export class SessionAsker {
     } catch (err) {
       this.log.debug(`roots not settled on ${this.options.server}: ${errorMessage(err)}`);
     }
+    // Waited once for these roots: later calls do not wait again for a quiet upstream.
+    this.settled = true;
   }
 
   /** The upstream showed a sign of life: a stderr line, a notification (see session.ts). */
   noteActivity(): void {
+    this.settled = true;
     for (const wake of this.activityWaiters.splice(0)) wake();
   }
 
