@@ -82,8 +82,24 @@ function echoOp(server: string): Op {
   return {
     method: "tools/call",
     params: tool("call", { method: `${server}.echo`, arguments: { message } }),
-    check: (a) => resultText(a) === (server === "everything" ? echoOf(message) : message),
+    check: (a) => answerText(a, server) === (server === "everything" ? echoOf(message) : message),
   };
+}
+
+/**
+ * The answer's text without mcpx's lost-state notice: after the upstream was killed, the first
+ * answer to each client of the old session says the server restarted (its own first text block),
+ * then carries the tool's answer, which must still be exactly right.
+ */
+function answerText(a: RpcAnswer, server: string): string {
+  const content = (a.result as { content?: { type: string; text?: string }[] } | undefined)
+    ?.content;
+  const first = content?.[0];
+  const notice = `Note from mcpx: server "${server}" restarted since your last call`;
+  if (first?.type === "text" && first.text?.startsWith(notice)) {
+    return resultText({ ...a, result: { ...a.result, content: content!.slice(1) } });
+  }
+  return resultText(a);
 }
 
 /** The mix: weights favour the killed upstream; one in ten spawns a fixture process. */
