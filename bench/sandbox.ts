@@ -203,7 +203,7 @@ export async function runSandboxBench(): Promise<BenchSection> {
       ["left", "right", "left", "left"],
     ),
     "",
-    "TypeScript costs one failed QuickJS parse plus amaro's strip (amaro loads once per worker, on its first TypeScript script).",
+    "TypeScript costs one failed QuickJS parse plus swc's strip (@swc/wasm-typescript loads once per worker, on its first TypeScript script).",
     "",
     "### A fresh context",
     "",

@@ -29,7 +29,7 @@
  * - `value` is `undefined` when the script returns nothing; otherwise plain JSON data, parsed on
  *   the main thread from the script's JSON text (so never a sandbox object).
  * - The script is tried as JavaScript first; only if it does not parse are its TypeScript types
- *   stripped (amaro, strip-only: positions unchanged; no enum or namespace). A script valid in
+ *   stripped (@swc/wasm-typescript, strip-only: positions unchanged; no enum or namespace). A script valid in
  *   both reads as JavaScript: `f<T>(x)` is then two comparisons, so scripts should not pass
  *   type arguments.
  * - What crosses is bounded: a call's arguments (`callBytes.argument`) and those of the calls still

@@ -64,7 +64,7 @@ export type Stripped =
   | { ok: true; code: string }
   | { ok: false; message: string; unsupported: boolean; position?: Position };
 
-/** The shape of amaro's errors (its `SwcError`), checked before use. */
+/** The shape of swc's errors (`SwcError`), checked before use. */
 interface SwcError {
   code: string;
   message: string;
@@ -87,21 +87,22 @@ function isSwcError(err: unknown): err is SwcError {
 type Transform = (source: string, options: { mode: "strip-only" }) => { code: string };
 
 /**
- * Strips TypeScript types from wrapped source with amaro (Node's own type stripper, swc in
- * WebAssembly). Strip-only mode replaces each annotation with spaces, so every position in the
- * result is the position in the source: errors need no source map. amaro is loaded on the first
+ * Strips TypeScript types from wrapped source with @swc/wasm-typescript (swc in WebAssembly, the
+ * stripper Node itself bundles through amaro). Strip-only mode replaces each annotation with spaces, so every position in the
+ * result is the position in the source: errors need no source map. It is loaded on the first
  * TypeScript script a worker sees (it costs ~100 ms and ~30 MB), never for plain JavaScript.
  */
 export function createStripper(): (wrapped: string, scriptLines: number) => Stripped {
   let transform: Transform | undefined;
   return (wrapped, scriptLines) => {
-    transform ??= (createRequire(import.meta.url)("amaro") as { transformSync: Transform })
-      .transformSync;
+    transform ??= (
+      createRequire(import.meta.url)("@swc/wasm-typescript") as { transformSync: Transform }
+    ).transformSync;
     try {
       return { ok: true, code: transform(wrapped, { mode: "strip-only" }).code };
     } catch (err) {
       if (!isSwcError(err)) throw err;
-      // amaro's lines are 1-based, its columns 0-based.
+      // swc's lines are 1-based, its columns 0-based.
       const position = scriptPosition(err.startLine, err.startColumn + 1, scriptLines);
       return {
         ok: false,
