@@ -5,9 +5,9 @@ import tseslint from "typescript-eslint";
 
 /** Only these files may import the MCP SDK: the upstream side (transport, connection and the session it opens) and src/server/. */
 const UPSTREAM_SDK_IMPORTERS = [
-  "src/registry/transport.ts",
-  "src/registry/connection.ts",
-  "src/registry/session.ts",
+  "src/upstream/transport.ts",
+  "src/upstream/connection.ts",
+  "src/upstream/session.ts",
 ];
 const SDK_IMPORTERS = [...UPSTREAM_SDK_IMPORTERS, "src/server/**"];
 
@@ -43,8 +43,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
-              message:
-                "Only the transport factory, the upstream connection and src/server/ import the MCP SDK packages.",
+              message: "Only src/upstream/ and src/server/ import the MCP SDK packages.",
             },
           ],
         },
@@ -71,8 +70,7 @@ export default tseslint.config(
             },
             {
               group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
-              message:
-                "Only the transport factory, the upstream connection and src/server/ import the MCP SDK packages.",
+              message: "Only src/upstream/ and src/server/ import the MCP SDK packages.",
             },
           ],
         },
@@ -87,8 +85,15 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ["**/server/*", "**/executor/*", "**/proxy.js"],
-              message: "Lower layers never import upper layers.",
+              group: [
+                "**/server/*",
+                "**/executor/*",
+                "**/registry/*",
+                "**/proxy.js",
+                "**/index.js",
+              ],
+              message:
+                "src/upstream/ is below the registry: it never imports the registry or upper layers.",
             },
           ],
         },
@@ -117,8 +122,7 @@ export default tseslint.config(
             },
             {
               group: ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
-              message:
-                "Only the transport factory, the upstream connection and src/server/ import the SDK.",
+              message: "Only src/upstream/ and src/server/ import the SDK.",
             },
           ],
         },

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CLIENT_CAPABILITIES } from "../src/registry/session.js";
+import { CLIENT_CAPABILITIES } from "../src/upstream/session.js";
 import {
   getDefaultEnvironment,
   StdioClientTransport,

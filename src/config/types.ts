@@ -61,7 +61,7 @@ export interface Profile {
   readOnly: boolean;
   /**
    * True: an HTTP caller's roots reach upstreams as its client gives them, as a stdio client's
-   * do. Absent: they are held within each server's configured `roots` (registry/roots.ts).
+   * do. Absent: they are held within each server's configured `roots` (upstream/roots.ts).
    */
   clientRoots?: true;
   /**
@@ -149,7 +149,7 @@ export interface Config {
   /**
    * "untrusted" when the file may not be the user's (`--untrusted`, or `"trust": "untrusted"`):
    * remote servers are checked with `assertPublicServers` at load, and each connection to them
-   * goes through the public-only fetch (src/registry/public-fetch.ts), which checks its DNS answer.
+   * goes through the public-only fetch (src/upstream/public-fetch.ts), which checks its DNS answer.
    */
   trust?: "untrusted";
   /** The format the file was read as, when it was another client's (see formats/). */

@@ -6,7 +6,7 @@
 import type { Profile } from "../config/load.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ClientChannel } from "../registry/channel.js";
+import type { ClientChannel } from "../upstream/channel.js";
 import type { ServerState } from "../registry/registry.js";
 import { globToRegExp } from "../registry/profiles.js";
 import { textResult, type ToolDef, type ToolResult } from "../types.js";

@@ -5,14 +5,14 @@ import { defaultsOptional } from "../compression/schema-defaults.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ClientChannel } from "../registry/channel.js";
+import type { ClientChannel } from "../upstream/channel.js";
 import type {
   LogLevel,
   LogMessage,
   Progress,
   RequestOptions,
   UpstreamSession,
-} from "../registry/connection.js";
+} from "../upstream/connection.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";

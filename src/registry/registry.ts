@@ -9,15 +9,15 @@ import {
   type ListKind,
   type ServerIdentity,
   type UpstreamSession,
-} from "./connection.js";
-import { RelayHub } from "./asker.js";
+} from "../upstream/connection.js";
+import { RelayHub } from "../upstream/asker.js";
 import { launchKey, type CatalogCache } from "./catalog-cache.js";
 import { fingerprint } from "./fingerprint.js";
 import { LazyServers } from "./lazy.js";
 import { SessionPool, type PoolStats } from "./pool.js";
-import { StderrRing } from "./stderr.js";
+import { StderrRing } from "../upstream/stderr.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
-import type { ChildTracker } from "./transport.js";
+import type { ChildTracker } from "../upstream/transport.js";
 
 /**
  * starting: discovery under way; ready: answering; degraded: recent health checks failed, not

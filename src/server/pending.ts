@@ -22,7 +22,7 @@ import {
   type AskOptions,
   type ClientAbilities,
   type ClientChannel,
-} from "../registry/channel.js";
+} from "../upstream/channel.js";
 import { textResult, type ToolResult } from "../types.js";
 
 /** What a requestState names: replica, call, caller, and when the call stops waiting (ms). */

@@ -12,7 +12,7 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { abilitiesOf, type AskOptions, type ClientChannel } from "../registry/channel.js";
+import { abilitiesOf, type AskOptions, type ClientChannel } from "../upstream/channel.js";
 import type { ToolResult } from "../types.js";
 import type { Era, ProxyContext } from "./context.js";
 

@@ -196,7 +196,7 @@ export function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
-/** The argv[0] of mcpx's watchdog (src/registry/watchdog.ts). */
+/** The argv[0] of mcpx's watchdog (src/upstream/watchdog.ts). */
 const WATCHDOG = "mcpx-watchdog";
 
 function cmdline(pid: number): string {

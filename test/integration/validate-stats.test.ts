@@ -10,7 +10,7 @@ import type { StatsReport } from "../../src/commands/stats.js";
 import { fixtureEnv, SECRETS, workspace, type Fixture } from "../helpers/client-files.js";
 import { mcpx, serveStdio, stdioClient } from "../helpers/cli.js";
 import { npmServer, startHttpFixture, stop, tempDir, writeConfig } from "../helpers/proxy.js";
-import { CLIENT_CAPABILITIES } from "../../src/registry/session.js";
+import { CLIENT_CAPABILITIES } from "../../src/upstream/session.js";
 
 let upstream: Awaited<ReturnType<typeof startHttpFixture>>;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  * plain objects: the asker sees only the ClientChannel interface.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RelayHub, SessionAsker, type UpstreamHabits } from "../../src/registry/asker.js";
+import { RelayHub, SessionAsker, type UpstreamHabits } from "../../src/upstream/asker.js";
 import {
   abilitiesOf,
   capabilitiesOf,
@@ -12,8 +12,8 @@ import {
   RelayError,
   type ClientAbilities,
   type ClientChannel,
-} from "../../src/registry/channel.js";
-import { IdleDeadline } from "../../src/registry/deadline.js";
+} from "../../src/upstream/channel.js";
+import { IdleDeadline } from "../../src/upstream/deadline.js";
 import { quietLogger } from "../helpers/inmemory.js";
 
 const ALL: ClientAbilities = { roots: true, elicitForm: true, elicitUrl: true, sampling: true };

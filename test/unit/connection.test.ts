@@ -1,5 +1,5 @@
 /**
- * The SDK boundary in src/registry/connection.ts: URI template matching (the SDK's UriTemplate),
+ * The SDK boundary in src/upstream/connection.ts: URI template matching (the SDK's UriTemplate),
  * failure classification from real SDK errors, and the startup errors of real processes.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -15,7 +15,7 @@ import {
   createClientFactory,
   matchesUriTemplate,
   type UpstreamSession,
-} from "../../src/registry/connection.js";
+} from "../../src/upstream/connection.js";
 import { connectClient, memoryProxy, quietLogger } from "../helpers/inmemory.js";
 import { npmServer, text } from "../helpers/proxy.js";
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fileSink } from "../../src/logfile.js";
 import { createLogger, stderrSink } from "../../src/logger.js";
-import { StderrRing } from "../../src/registry/stderr.js";
+import { StderrRing } from "../../src/upstream/stderr.js";
 import { tempDir } from "../helpers/proxy.js";
 import { Writable } from "node:stream";
 

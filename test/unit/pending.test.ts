@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ClientAbilities, ClientChannel } from "../../src/registry/channel.js";
+import type { ClientAbilities, ClientChannel } from "../../src/upstream/channel.js";
 import { PendingCalls } from "../../src/server/pending.js";
 import { textResult, type ToolResult } from "../../src/types.js";
 import { quietLogger } from "../helpers/inmemory.js";

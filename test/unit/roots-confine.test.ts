@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { confineRoots } from "../../src/registry/roots.js";
+import { confineRoots } from "../../src/upstream/roots.js";
 import { tempDir } from "../helpers/temp.js";
 
 const uri = (p: string) => pathToFileURL(p).href;

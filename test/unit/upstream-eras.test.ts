@@ -1,5 +1,5 @@
 /**
- * Upstreams of both protocol eras through the client factory (src/registry/connection.ts): the
+ * Upstreams of both protocol eras through the client factory (src/upstream/connection.ts): the
  * era probe runs once per upstream and its verdict is reused, servers that mishandle the probe
  * are served as legacy, a modern HTTP upstream costs one request per call, and requests pass
  * results, progress, log messages and cancellation through. Real processes and real HTTP.
@@ -17,8 +17,8 @@ import {
   type ClientFactory,
   type LogMessage,
   type UpstreamSession,
-} from "../../src/registry/connection.js";
-import { ChildTracker } from "../../src/registry/transport.js";
+} from "../../src/upstream/connection.js";
+import { ChildTracker } from "../../src/upstream/transport.js";
 import { quietLogger } from "../helpers/inmemory.js";
 import { fixtureServer, npmServer, startHttpFixture, stop, text } from "../helpers/proxy.js";
 

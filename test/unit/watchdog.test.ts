@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChildTracker } from "../../src/registry/transport.js";
+import { ChildTracker } from "../../src/upstream/transport.js";
 import { eventually, FIXTURES, watchdogOf } from "../helpers/proxy.js";
 
 describe("watchdog", () => {

@@ -183,7 +183,7 @@ export interface ClientFactoryOptions {
   hub?: RelayHub;
   /**
    * The server comes from an untrusted config: every connection must reach a public address,
-   * the name resolved and checked again at each connect (src/registry/public-fetch.ts).
+   * the name resolved and checked again at each connect (src/upstream/public-fetch.ts).
    * `lookup` replaces DNS (tests).
    */
   publicOnly?: { lookup?: Lookup };

@@ -27,7 +27,7 @@ export type RemoteSpec = Extract<UpstreamSpec, { transport: "http" | "sse" }>;
  */
 export class ChildTracker {
   private readonly children = new Set<ChildProcess>();
-  /** Ends every tracked group if this process dies before it could (src/registry/watchdog.ts). */
+  /** Ends every tracked group if this process dies before it could (src/upstream/watchdog.ts). */
   private readonly watchdog = new Watchdog();
 
   add(child: ChildProcess): void {
