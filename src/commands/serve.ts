@@ -34,10 +34,15 @@ export async function serve(cli: ServeOptions): Promise<number | undefined> {
 
   const proxy = createProxy(config, { logger, ...cacheDir(config) });
   const lifecycle = installShutdown(proxy, config, logger, logFile);
-  // Serve first: `initialize` never waits for an upstream. Servers still starting show as such
-  // in the catalog and arrive through notifications/tools/list_changed; a call to one waits.
-  lifecycle.stopServing = await start(cli, proxy, logger, (why) => void lifecycle.shutdown(why));
+  // Serve first: `initialize` never waits for an upstream, and over stdio the upstreams start
+  // once it is answered. Servers still starting show as such in the catalog (after the bounded
+  // first look, `startupWait`) and arrive through notifications/tools/list_changed; a call waits.
+  const serving = await start(cli, proxy, logger, (why) => void lifecycle.shutdown(why));
+  lifecycle.stopServing = serving.stop;
   lifecycle.watcher = watch(cli, proxy, logger);
+  await serving.headStart;
+  if (lifecycle.stopping) return undefined;
+  logger.debug(`starting ${config.servers.length} upstream servers`);
   void proxy.start().then(() => {
     const servers = proxy.context.registry.servers();
     const ready = servers.filter((s) => s.status === "ready").length;
@@ -89,6 +94,8 @@ function exposed(cli: ServeOptions, config: Config) {
 
 interface Lifecycle {
   shutdown(why: string): Promise<void>;
+  /** True once shutdown began: nothing may start upstreams from then on. */
+  readonly stopping: boolean;
   stopServing: () => Promise<void>;
   watcher: ConfigWatcher | undefined;
 }
@@ -107,6 +114,9 @@ function installShutdown(
   const lifecycle: Lifecycle = {
     stopServing: async () => {},
     watcher: undefined,
+    get stopping() {
+      return shuttingDown;
+    },
     shutdown: async (why) => {
       if (shuttingDown) return;
       shuttingDown = true;
@@ -144,13 +154,26 @@ function installShutdown(
   return lifecycle;
 }
 
+/**
+ * How long a stdio client's `initialize` keeps the upstreams from starting, at most. Spawning a
+ * dozen node servers takes the CPU mcpx needs to answer it (16 upstreams: initialize after ~4.9 s
+ * at p50 on 2 busy cores, `npm run bench -- startup`); a client that sends nothing does not wait.
+ */
+const STDIO_HEAD_START_MS = 300;
+
+interface Serving {
+  stop: () => Promise<void>;
+  /** Settles when the upstreams may start: at once over HTTP; over stdio once `initialize` is answered. */
+  headStart: Promise<void>;
+}
+
 /** Serve stdio or HTTP; returns how to stop serving. */
 async function start(
   cli: ServeOptions,
   proxy: Proxy,
   logger: Logger,
   shutdown: (why: string) => void,
-): Promise<() => Promise<void>> {
+): Promise<Serving> {
   if (cli.port === undefined) {
     guardStdout();
     const stdio = serveStdio(proxy.context, {
@@ -158,7 +181,12 @@ async function start(
     });
     void stdio.ended.then(() => shutdown("stdin closed"));
     logger.info("serving MCP on stdio");
-    return () => stdio.close();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STDIO_HEAD_START_MS);
+    });
+    const headStart = Promise.race([stdio.answered, bound]).finally(() => clearTimeout(timer));
+    return { stop: () => stdio.close(), headStart };
   }
   // Express, the dashboard and the HTTP transports load only when serving HTTP: stdio
   // answers `initialize` sooner and idles smaller without them.
@@ -174,7 +202,7 @@ async function start(
     );
   }
   process.stderr.write(`mcpx listening on ${http.url}\n`);
-  return () => http.close();
+  return { stop: () => http.close(), headStart: Promise.resolve() };
 }
 
 /** Hot reload: apply valid edits of the config file, keep serving through invalid ones. */

@@ -29,6 +29,8 @@ import {
 export interface StdioHandle {
   /** Resolves when the client goes away (stdin ends). */
   readonly ended: Promise<void>;
+  /** Resolves once the first message to the client (the answer to its `initialize`) is written. */
+  readonly answered: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -165,6 +167,20 @@ export function serveStdio(ctx: ProxyContext, options: ConnectionOptions = {}): 
     process.stdin.once("end", resolve);
     process.stdin.once("close", resolve);
   });
-  const served = serveConnection(ctx, new StdioServerTransport(), options);
-  return { ended, close: () => served.close() };
+  const transport = new StdioServerTransport();
+  let first = true;
+  let firstSent!: () => void;
+  const answered = new Promise<void>((resolve) => (firstSent = resolve));
+  const send = transport.send.bind(transport);
+  transport.send = async (message: JSONRPCMessage) => {
+    try {
+      await send(message);
+    } finally {
+      if (first) ctx.logger.debug("stdio: first answer sent");
+      first = false;
+      firstSent();
+    }
+  };
+  const served = serveConnection(ctx, transport, options);
+  return { ended, answered, close: () => served.close() };
 }
