@@ -19,7 +19,7 @@ import { errorMessage } from "../errors.js";
 import { canonicalJson } from "../json.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
-import type { ServerIdentity } from "../upstream/connection.js";
+import type { ServerIdentity } from "../upstream/types.js";
 
 /** What one discovery produces and the cache keeps. */
 export interface CachedCatalog {

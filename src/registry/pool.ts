@@ -1,7 +1,7 @@
 import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
-import type { ClientFactory, UpstreamSession } from "../upstream/connection.js";
+import type { ClientFactory, UpstreamSession } from "../upstream/types.js";
 import { KeyedSessions } from "./keyed.js";
 import { clientKey, LOST, type AcquireOptions, type Lease } from "./lease.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";

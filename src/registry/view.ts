@@ -5,7 +5,7 @@
  */
 import type { Profile } from "../config/load.js";
 import type { PromptDef, ToolDef } from "../types.js";
-import { matchesUriTemplate } from "../upstream/connection.js";
+import { matchesUriTemplate } from "../upstream/uri-template.js";
 import {
   promptList,
   resourceList,

@@ -1,6 +1,6 @@
 /**
  * One SDK client session with an upstream, in either protocol era, behind the UpstreamSession
- * interface of connection.ts. Imports the SDK (see eslint.config.js).
+ * interface of types.ts. Imports the SDK (see eslint.config.js).
  */
 import {
   Client,
@@ -36,7 +36,7 @@ import type {
   RequestOptions,
   ServerIdentity,
   UpstreamSession,
-} from "./connection.js";
+} from "./types.js";
 import { SessionAsker, type RelayHub, type UpstreamHabits } from "./asker.js";
 import {
   capabilitiesOf,
