@@ -4,7 +4,12 @@ import type { Clock } from "../health/clock.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
 import { createClientFactory } from "../upstream/factory.js";
-import type { ClientFactory, ListKind, ServerIdentity, UpstreamSession } from "../upstream/types.js";
+import type {
+  ClientFactory,
+  ListKind,
+  ServerIdentity,
+  UpstreamSession,
+} from "../upstream/types.js";
 import { RelayHub } from "../upstream/asker.js";
 import { launchKey, type CatalogCache } from "./catalog-cache.js";
 import { fingerprint } from "./fingerprint.js";
