@@ -9,7 +9,8 @@ import type { Logger } from "../logger.js";
 import type { RelayHub } from "./asker.js";
 import { publicOnlyFetch } from "./public-fetch.js";
 import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./sdk-errors.js";
-import { openSession, type OpenOptions, type RelayOptions, type SdkSession } from "./session.js";
+import { openSession, type OpenOptions, type RelayOptions } from "./open.js";
+import type { SdkSession } from "./session.js";
 import type { StderrRing } from "./stderr.js";
 import {
   createRemoteTransport,
