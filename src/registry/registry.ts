@@ -406,22 +406,10 @@ export class Registry {
       const catalog = await pending;
       this.states.discovered(state, catalog, started);
       // One write per group: its names share the launch, and so the entry.
-      if (group.names[0] === name) this.saveCatalog(state);
+      if (group.names[0] === name) this.cache?.saveState(state);
     } catch (err) {
       this.states.failed(state, err);
     }
-  }
-
-  /** Keep a server's catalog in the persistent cache (when there is one). */
-  private saveCatalog(state: ServerState): void {
-    const { identity, tools, resources, resourceTemplates, prompts } = state;
-    this.cache?.save(launchKey(state.config), state.name, {
-      ...(identity && { identity }),
-      tools,
-      resources,
-      resourceTemplates,
-      prompts,
-    });
   }
 
   /** Every session a pool opens reports list changes here. */
@@ -454,7 +442,7 @@ export class Registry {
       const list = await fetchList(session, kind, this.config.discoveryTimeoutMs, this.log);
       this.states.listed(names, list, kind);
       const first = this.states.get(names[0] ?? "");
-      if (first) this.saveCatalog(first);
+      if (first) this.cache?.saveState(first);
     } catch (err) {
       this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }
