@@ -3,12 +3,8 @@ import js from "@eslint/js";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
-/** Only these files may import the MCP SDK: the upstream side (transport, connection and the session it opens) and src/server/. */
-const UPSTREAM_SDK_IMPORTERS = [
-  "src/upstream/transport.ts",
-  "src/upstream/connection.ts",
-  "src/upstream/session.ts",
-];
+/** Only these files may import the MCP SDK: src/upstream/ (everything about one upstream server) and src/server/. */
+const UPSTREAM_SDK_IMPORTERS = ["src/upstream/**/*.ts"];
 const SDK_IMPORTERS = [...UPSTREAM_SDK_IMPORTERS, "src/server/**"];
 
 export default tseslint.config(

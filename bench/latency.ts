@@ -15,7 +15,7 @@ import getPort from "get-port";
 import { parseConfig } from "../src/config/load.js";
 import { createLogger } from "../src/logger.js";
 import { createProxy } from "../src/proxy.js";
-import { createClientFactory } from "../src/upstream/connection.js";
+import { createClientFactory } from "../src/upstream/factory.js";
 import { connectClient } from "../test/helpers/inmemory.js";
 import {
   descendants,

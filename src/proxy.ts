@@ -7,7 +7,7 @@ import { SchemaCompiler } from "./compression/schema.js";
 import { Selector } from "./compression/selector.js";
 import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
-import type { ClientFactory } from "./upstream/connection.js";
+import type { ClientFactory } from "./upstream/types.js";
 import { CatalogCache } from "./registry/catalog-cache.js";
 import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";

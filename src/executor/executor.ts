@@ -12,7 +12,7 @@ import type {
   Progress,
   RequestOptions,
   UpstreamSession,
-} from "../upstream/connection.js";
+} from "../upstream/types.js";
 import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";

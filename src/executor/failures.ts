@@ -1,7 +1,7 @@
 /** What a call answers when it never reached a tool, or the upstream failed it. */
 import type { CallOutcome } from "./executor.js";
 import type { ToolResult } from "../types.js";
-import { classifyFailure } from "../upstream/connection.js";
+import { classifyFailure } from "../upstream/sdk-errors.js";
 import type { ServerState } from "../registry/registry.js";
 import { errorMessage, ProxyError } from "../errors.js";
 

@@ -4,7 +4,7 @@
  * its timeout, the caller's cancellation, drained at shutdown) and are logged with their caller.
  */
 import type { Logger } from "../logger.js";
-import type { RequestOptions, UpstreamSession } from "../upstream/connection.js";
+import type { RequestOptions, UpstreamSession } from "../upstream/types.js";
 import type { Lease } from "../registry/pool.js";
 import type { ServerState } from "../registry/registry.js";
 import type { CatalogSource } from "../registry/view.js";

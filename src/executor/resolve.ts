@@ -7,7 +7,7 @@
  */
 import { didYouMean, nearest } from "../config/suggest.js";
 import type { ServerState } from "../registry/registry.js";
-import { matchesUriTemplate } from "../upstream/connection.js";
+import { matchesUriTemplate } from "../upstream/uri-template.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
 import type { ToolDef } from "../types.js";

@@ -19,7 +19,8 @@ import { errorMessage } from "../errors.js";
 import { canonicalJson } from "../json.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
-import type { ServerIdentity } from "../upstream/connection.js";
+import type { ServerIdentity } from "../upstream/types.js";
+import type { ServerState } from "./types.js";
 
 /** What one discovery produces and the cache keeps. */
 export interface CachedCatalog {
@@ -154,6 +155,18 @@ export class CatalogCache {
       )
       .finally(() => this.writing.delete(write));
     this.writing.add(write);
+  }
+
+  /** Keep a server's catalog as its state holds it, under the key of its launch. */
+  saveState(state: ServerState): void {
+    const { identity, tools, resources, resourceTemplates, prompts } = state;
+    this.save(launchKey(state.config), state.name, {
+      ...(identity && { identity }),
+      tools,
+      resources,
+      resourceTemplates,
+      prompts,
+    });
   }
 
   /** Resolves when every write started so far is done. */

@@ -5,7 +5,7 @@
  * When a key's session ends for any other reason (crash, health reset, idle close, eviction)
  * and a new one replaces it, the key's next lease says why: what it held is gone.
  */
-import type { UpstreamSession } from "../upstream/connection.js";
+import type { UpstreamSession } from "../upstream/types.js";
 import { LOST, type Lease } from "./lease.js";
 import type { WaitQueue } from "./queue.js";
 

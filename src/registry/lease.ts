@@ -2,7 +2,7 @@
  * What a pool lends a call, and what a call asks of a pool: the contract between the executor,
  * the pool (pool.ts) and its long-lived per-key sessions (keyed.ts).
  */
-import type { UpstreamSession } from "../upstream/connection.js";
+import type { UpstreamSession } from "../upstream/types.js";
 
 export interface AcquireOptions {
   caller: string;

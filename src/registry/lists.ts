@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { PromptDef, ResourceDef, ResourceTemplateDef } from "../types.js";
-import type { ServerState } from "./registry.js";
+import type { ServerState } from "./types.js";
 
 /** One prompt as clients see it (`server__prompt`), and whose prompt it is. */
 export interface PromptEntry {

@@ -1,6 +1,6 @@
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ListSubscription, UpstreamSession } from "../upstream/connection.js";
+import type { ListSubscription, UpstreamSession } from "../upstream/types.js";
 
 /** Waits before re-opening a listen stream that ended; the next one after each failure. */
 const RETRY_DELAYS_MS = [100, 1_000, 5_000, 15_000, 30_000];

@@ -1,12 +1,13 @@
 import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
-import type { ClientFactory, UpstreamSession } from "../upstream/connection.js";
+import type { ClientFactory, UpstreamSession } from "../upstream/types.js";
 import { KeyedSessions } from "./keyed.js";
 import { clientKey, LOST, type AcquireOptions, type Lease } from "./lease.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
 import { WaitQueue } from "./queue.js";
-import { SpareTarget } from "./spares.js";
+import { SharedSession } from "./shared.js";
+import { SpareSessions } from "./spares.js";
 import { systemClock, type Clock } from "../health/clock.js";
 
 /**
@@ -65,9 +66,6 @@ export interface PoolStats {
   warming: number;
 }
 
-/** Clients whose use of a shared session is remembered (older ones are forgotten). */
-const SHARED_SEEN_KEPT = 1024;
-
 /** Why a pool takes no more calls. */
 const CLOSED_MESSAGE = {
   retired: "the server was reconfigured by a config reload while the call waited; call it again",
@@ -80,19 +78,14 @@ const CLOSED_MESSAGE = {
  */
 export class SessionPool {
   private readonly open = new Set<UpstreamSession>();
-  private readonly spares: Promise<UpstreamSession>[] = [];
+  /** isolated, client: sessions opened ahead of the calls that take them. */
+  private readonly spares: SpareSessions;
   /** Calls waiting for a free session (isolated: under maxSessions; client, caller: a slot). */
   private readonly queue: WaitQueue;
   /** client, caller: the long-lived session of each client (caller). */
   private readonly keyed: KeyedSessions | undefined;
-  private shared: Promise<UpstreamSession> | undefined;
-  /** shared: which session the shared one is (counting replacements), and why the last ended. */
-  private sharedGeneration = 0;
-  private sharedLost: string | undefined;
-  /** shared: the generation each client last used, so each is told of a replacement once. */
-  private readonly sharedSeen = new Map<string, number>();
-  /** Spares whose session is initialized (the others are still starting). */
-  private readonly ready = new WeakSet<Promise<UpstreamSession>>();
+  /** shared: the one session every call uses. */
+  private readonly shared = new SharedSession(() => this.openSession());
   private leased = 0;
   /** Leases per session: a session reset() drops while calls hold it closes when they end. */
   private readonly leases = new Map<UpstreamSession, number>();
@@ -112,8 +105,6 @@ export class SessionPool {
   private readonly listWatch: ListWatch;
   /** The era of the last session opened (undefined before the first). */
   private lastEra: UpstreamSession["era"] | undefined;
-  /** isolated: how many spares to keep, grown by bursts and shrunk when they pass. */
-  private readonly spareTarget: SpareTarget;
 
   constructor(
     private readonly factory: ClientFactory,
@@ -121,19 +112,26 @@ export class SessionPool {
   ) {
     this.listWatch = new ListWatch(() => this.watchSession(), { logger: options.logger });
     this.queue = new WaitQueue(options.maxSessions);
-    this.spareTarget = new SpareTarget({
-      min: options.prewarm,
-      max: Math.max(options.prewarm, options.maxSessions),
-      idleMs: options.idleTimeoutMs,
-      clock: options.clock ?? systemClock,
-      onShrink: () => this.trimSpares(),
+    this.spares = new SpareSessions({
+      open: () => this.openSession(),
+      dispose: (session) => this.dispose(session),
+      wanted: () => this.keepsSpares && !this.stateless,
+      closed: () => this.closed,
+      logger: options.logger,
+      // isolated: how many spares to keep, grown by bursts and shrunk when they pass.
+      target: {
+        min: options.prewarm,
+        max: Math.max(options.prewarm, options.maxSessions),
+        idleMs: options.idleTimeoutMs,
+        clock: options.clock ?? systemClock,
+      },
     });
     const { policy } = options;
     if (policy === "client" || policy === "caller") {
       this.keyed = new KeyedSessions(
         {
           // A new client takes a spare: its first call skips spawn + initialize.
-          open: () => (policy === "client" ? this.takeSpareOrOpen() : this.openSession()),
+          open: () => (policy === "client" ? this.spares.take() : this.openSession()),
           dispose: (session) => this.dispose(session),
           lease: (session, onRelease, restarted) => {
             this.leased += 1;
@@ -143,7 +141,7 @@ export class SessionPool {
                 this.leased -= 1;
                 onRelease();
                 // The spare a client took is replaced after its call, never during it.
-                if (policy === "client") setImmediate(() => this.refill());
+                if (policy === "client") setImmediate(() => this.spares.refill());
               },
               restarted,
             );
@@ -179,19 +177,20 @@ export class SessionPool {
   }
 
   stats(): PoolStats {
+    const spares = this.spares.counts();
     return {
       policy: this.options.policy,
       open: this.open.size,
       leased: this.leased,
       waiting: this.queue.length,
-      spares: this.spares.filter((p) => this.ready.has(p)).length,
-      warming: this.spares.filter((p) => !this.ready.has(p)).length,
+      spares: spares.ready,
+      warming: spares.warming,
     };
   }
 
   /** Start the spare sessions of an isolated pool (after discovery, off the startup path). */
   warm(): void {
-    this.refill();
+    this.spares.refill();
   }
 
   private get closed(): boolean {
@@ -239,7 +238,7 @@ export class SessionPool {
    * session it held under `client` closes, and nothing is owed to it any more.
    */
   leave(client: string): void {
-    this.sharedSeen.delete(client);
+    this.shared.forget(client);
     if (this.options.policy === "client") this.keyed?.leave(client);
   }
 
@@ -259,8 +258,8 @@ export class SessionPool {
    */
   async inspect<T>(fn: (session: UpstreamSession) => Promise<T>): Promise<T> {
     if (this.closed) throw this.closedError();
-    if (this.options.policy === "shared") return fn(await this.sharedSession());
-    const session = this.keepsSpares ? await this.takeSpareOrOpen() : await this.openSession();
+    if (this.options.policy === "shared") return fn(await this.shared.session());
+    const session = this.keepsSpares ? await this.spares.take() : await this.openSession();
     let healthy = false;
     try {
       const result = await fn(session);
@@ -269,20 +268,14 @@ export class SessionPool {
     } finally {
       // Only a session that just answered goes back: one whose ping or listing failed is
       // suspect, and a call must not inherit it.
-      if (
+      const back =
         healthy &&
         this.keepsSpares &&
         !session.stateless &&
         !session.closed &&
         !this.closed &&
-        this.spares.length < this.spareTarget.value
-      ) {
-        const back = Promise.resolve(session);
-        this.ready.add(back);
-        this.spares.push(back);
-      } else {
-        this.dispose(session);
-      }
+        this.spares.giveBack(session);
+      if (!back) this.dispose(session);
     }
   }
 
@@ -298,10 +291,8 @@ export class SessionPool {
     // (Not when an idle lazy server is closed: it is the same upstream when it starts again.)
     if (!options.keepEra) this.factory.forgetEra?.();
     this.stateless = false;
-    const spares = this.spares.splice(0);
-    const shared = this.shared;
-    this.shared = undefined;
-    if (shared) this.sharedLost = LOST.reset;
+    const spares = this.spares.drain();
+    const shared = this.shared.drop(LOST.reset);
     this.keyed?.reset();
     const settled = await Promise.allSettled([...spares, ...(shared ? [shared] : [])]);
     const sessions = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
@@ -335,18 +326,18 @@ export class SessionPool {
   /** Close every session this pool opened: spares, leased, shared, per client or caller. */
   async close(): Promise<void> {
     this.closedBecause ??= "closed";
-    this.spareTarget.stop();
+    this.spares.stop();
     this.queue.rejectAll(this.closedError());
     await this.listWatch.stop();
     // Sessions still starting are torn down now (their processes killed), not left to finish.
     this.lifetime.abort();
     await Promise.allSettled([...this.opening]);
+    const shared = this.shared.drop();
     const pending = [
-      ...this.spares.splice(0),
-      ...(this.shared ? [this.shared] : []),
+      ...this.spares.drain(),
+      ...(shared ? [shared] : []),
       ...(this.keyed?.clear() ?? []),
     ];
-    this.shared = undefined;
     const settled = await Promise.allSettled(pending);
     for (const r of settled) if (r.status === "fulfilled") this.open.add(r.value);
     await Promise.allSettled([...this.open].map((s) => this.closeSession(s)));
@@ -363,10 +354,10 @@ export class SessionPool {
     let session: UpstreamSession;
     try {
       // A call that finds no spare ready is a burst the spares did not cover: keep one more.
-      if (!this.spares.some((p) => this.ready.has(p))) this.spareTarget.missed();
+      this.spares.taking();
       // No refill here: spawning the replacement while this call runs would compete with it for
       // the CPU (measured: a 2x slower call on 2 cores). It starts after release instead.
-      session = await this.takeSpareOrOpen();
+      session = await this.spares.take();
     } catch (err) {
       this.leased -= 1;
       this.queue.wake();
@@ -378,69 +369,17 @@ export class SessionPool {
       // replacement spare starts only now.
       setImmediate(() => {
         this.dispose(session);
-        this.refill();
+        this.spares.refill();
       });
       this.queue.wake();
     });
   }
 
-  private async takeSpareOrOpen(): Promise<UpstreamSession> {
-    const spare = this.spares.shift();
-    if (spare) {
-      // A spare that failed to open or died while waiting is skipped, never handed out.
-      const ready = await spare.catch(() => undefined);
-      if (ready && !ready.closed) return ready;
-    }
-    return this.openSession();
-  }
-
-  private refill(): void {
-    if (!this.keepsSpares || this.stateless) return;
-    while (!this.closed && this.spares.length < this.spareTarget.value) {
-      const p = this.openSession();
-      p.then(
-        () => {
-          this.ready.add(p);
-          // The burst that asked for it passed while it started: it is surplus now.
-          if (this.spares.length > this.spareTarget.value) this.trimSpares();
-        },
-        // A failing spare is reported by the call that takes it; here it must not go unhandled.
-        (err: unknown) => this.options.logger.debug(`spare session failed: ${errorMessage(err)}`),
-      );
-      this.spares.push(p);
-    }
-  }
-
-  /** Close the ready spares beyond the target (the burst that grew it has passed). */
-  private trimSpares(): void {
-    const surplus = this.spares.length - this.spareTarget.value;
-    if (surplus <= 0 || this.closed) return;
-    // Ready ones only: a spare still starting is left to finish and serve the next call.
-    const extra = new Set(this.spares.filter((p) => this.ready.has(p)).slice(0, surplus));
-    const kept = this.spares.filter((p) => !extra.has(p));
-    this.spares.length = 0;
-    this.spares.push(...kept);
-    for (const p of extra) void p.then((session) => this.dispose(session));
-  }
-
   // ---- shared ---------------------------------------------------------------------------
 
   private async acquireShared(options: AcquireOptions): Promise<Lease> {
-    const session = await this.sharedSession();
+    const { session, restarted } = await this.shared.acquire(clientKey(options));
     this.leased += 1;
-    // A client that used an earlier shared session is told, once, that it was replaced.
-    const client = clientKey(options);
-    const seen = this.sharedSeen.get(client);
-    this.sharedSeen.delete(client);
-    this.sharedSeen.set(client, this.sharedGeneration);
-    if (this.sharedSeen.size > SHARED_SEEN_KEPT) {
-      const oldest = this.sharedSeen.keys().next().value;
-      if (oldest !== undefined) this.sharedSeen.delete(oldest);
-    }
-    const restarted =
-      seen !== undefined && seen < this.sharedGeneration
-        ? (this.sharedLost ?? LOST.exited)
-        : undefined;
     return this.lease(
       session,
       () => {
@@ -448,38 +387,6 @@ export class SessionPool {
       },
       restarted,
     );
-  }
-
-  private sharedSession(): Promise<UpstreamSession> {
-    const current = this.shared;
-    if (current) {
-      return current.then((s) => {
-        if (!s.closed) return s;
-        if (this.shared === current) this.sharedLost = LOST.exited;
-        return this.reopenShared(current);
-      });
-    }
-    return this.reopenShared(undefined);
-  }
-
-  private reopenShared(stale: Promise<UpstreamSession> | undefined): Promise<UpstreamSession> {
-    // Concurrent callers that all saw the dead session share one reopen.
-    if (this.shared !== stale && this.shared) return this.sharedSession();
-    const next = this.openSession();
-    this.shared = next;
-    // Sessions before this one may have held clients' state: they are told on their next call.
-    next.then(
-      () => {
-        if (this.shared === next) this.sharedGeneration += 1;
-      },
-      () => {
-        /* failed to open: the catch below forgets it */
-      },
-    );
-    next.catch(() => {
-      if (this.shared === next) this.shared = undefined;
-    });
-    return next;
   }
 
   // ---- shared plumbing ------------------------------------------------------------------
@@ -536,7 +443,7 @@ export class SessionPool {
   async watchSession(): Promise<WatchSession> {
     if (this.closed) throw this.closedError();
     if (this.options.policy === "shared")
-      return { session: await this.sharedSession(), own: false };
+      return { session: await this.shared.session(), own: false };
     return { session: await this.openSession(), own: true };
   }
 

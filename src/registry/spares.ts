@@ -3,7 +3,10 @@
  * finds no spare ready (a burst outran the pool), up to `maxSessions`; back to `prewarm` once
  * `idleMs` pass without such a call. Time comes from an injected clock.
  */
+import { errorMessage } from "../errors.js";
 import type { Clock } from "../health/clock.js";
+import type { Logger } from "../logger.js";
+import type { UpstreamSession } from "../upstream/types.js";
 
 export interface SpareTargetOptions {
   /** Spares kept at rest (the server's `prewarm`). */
@@ -62,5 +65,104 @@ export class SpareTarget {
       this.current = this.options.min;
       this.options.onShrink();
     }, ms);
+  }
+}
+
+export interface SpareSessionsOptions {
+  /** Open a new session (the pool's, which tracks it). */
+  open: () => Promise<UpstreamSession>;
+  /** Close a session, off the caller's path. */
+  dispose: (session: UpstreamSession) => void;
+  /** Whether spares are kept now (isolated and client pools, not for a stateless upstream). */
+  wanted: () => boolean;
+  /** Whether the pool closed: no new spares then. */
+  closed: () => boolean;
+  logger: Logger;
+  target: Omit<SpareTargetOptions, "onShrink">;
+}
+
+/**
+ * The spare sessions of a pool: opened ahead of the calls that take them, so a call skips spawn
+ * and initialize. How many follows the adaptive `SpareTarget`.
+ */
+export class SpareSessions {
+  private readonly spares: Promise<UpstreamSession>[] = [];
+  /** Spares whose session is initialized (the others are still starting). */
+  private readonly ready = new WeakSet<Promise<UpstreamSession>>();
+  private readonly target: SpareTarget;
+
+  constructor(private readonly options: SpareSessionsOptions) {
+    this.target = new SpareTarget({ ...options.target, onShrink: () => this.trim() });
+  }
+
+  /** Spares ready to take, and spares still starting. */
+  counts(): { ready: number; warming: number } {
+    const ready = this.spares.filter((p) => this.ready.has(p)).length;
+    return { ready, warming: this.spares.length - ready };
+  }
+
+  /** A call is about to take one: when none is ready, the burst outran the spares, keep one more. */
+  taking(): void {
+    if (!this.spares.some((p) => this.ready.has(p))) this.target.missed();
+  }
+
+  /** A spare, or a new session when none is left. */
+  async take(): Promise<UpstreamSession> {
+    const spare = this.spares.shift();
+    if (spare) {
+      // A spare that failed to open or died while waiting is skipped, never handed out.
+      const ready = await spare.catch(() => undefined);
+      if (ready && !ready.closed) return ready;
+    }
+    return this.options.open();
+  }
+
+  /** A session no call used (a health check, a listing) goes back, when spares are short. */
+  giveBack(session: UpstreamSession): boolean {
+    if (this.spares.length >= this.target.value) return false;
+    const back = Promise.resolve(session);
+    this.ready.add(back);
+    this.spares.push(back);
+    return true;
+  }
+
+  /** Open spares up to the target. */
+  refill(): void {
+    if (!this.options.wanted()) return;
+    while (!this.options.closed() && this.spares.length < this.target.value) {
+      const p = this.options.open();
+      p.then(
+        () => {
+          this.ready.add(p);
+          // The burst that asked for it passed while it started: it is surplus now.
+          if (this.spares.length > this.target.value) this.trim();
+        },
+        // A failing spare is reported by the call that takes it; here it must not go unhandled.
+        (err: unknown) => this.options.logger.debug(`spare session failed: ${errorMessage(err)}`),
+      );
+      this.spares.push(p);
+    }
+  }
+
+  /** Hand over every spare (to close): the pool resets or closes. */
+  drain(): Promise<UpstreamSession>[] {
+    return this.spares.splice(0);
+  }
+
+  /** Stop the shrink timer (the pool closes). */
+  stop(): void {
+    this.target.stop();
+  }
+
+  /** Close the ready spares beyond the target (the burst that grew it has passed). */
+  private trim(): void {
+    const surplus = this.spares.length - this.target.value;
+    if (surplus <= 0 || this.options.closed()) return;
+    // Ready ones only: a spare still starting is left to finish and serve the next call.
+    const extra = new Set(this.spares.filter((p) => this.ready.has(p)).slice(0, surplus));
+    const kept = this.spares.filter((p) => !extra.has(p));
+    this.spares.length = 0;
+    this.spares.push(...kept);
+    for (const p of extra) void p.then((session) => this.options.dispose(session));
   }
 }

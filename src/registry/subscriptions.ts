@@ -7,7 +7,7 @@
  */
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { UpstreamSession } from "../upstream/connection.js";
+import type { UpstreamSession } from "../upstream/types.js";
 import type { WatchSession } from "./listwatch.js";
 import type { SessionPool } from "./pool.js";
 

@@ -5,7 +5,7 @@
  */
 import type { Profile } from "../config/load.js";
 import type { PromptDef, ToolDef } from "../types.js";
-import { matchesUriTemplate } from "../upstream/connection.js";
+import { matchesUriTemplate } from "../upstream/uri-template.js";
 import {
   promptList,
   resourceList,
@@ -23,7 +23,7 @@ import {
   unrestricted,
   type AccessConfig,
 } from "./profiles.js";
-import type { ServerState } from "./registry.js";
+import type { ServerState } from "./types.js";
 import { ToolIndex, type SearchHit } from "./search.js";
 
 /** What the meta-tools and the executor read: the registry itself, or a profile's view of it. */

@@ -3,7 +3,7 @@ import type { SchemaCompiler } from "../compression/schema.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
 import type { ClientChannel } from "../upstream/channel.js";
-import type { LogMessage } from "../upstream/connection.js";
+import type { LogMessage } from "../upstream/types.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView, CatalogViews } from "../registry/view.js";
 import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";

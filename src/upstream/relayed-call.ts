@@ -7,7 +7,7 @@
  */
 import type { SessionAsker } from "./asker.js";
 import type { ClientChannel, RelayKind } from "./channel.js";
-import type { Era, Progress, RequestOptions } from "./connection.js";
+import type { Era, Progress, RequestOptions } from "./types.js";
 import { IdleDeadline } from "./deadline.js";
 
 /** Rounds of input a modern upstream may ask for in one call. */

@@ -6,7 +6,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { parseConfig, type Config } from "../../src/config/load.js";
 import { createLogger, type Logger } from "../../src/logger.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
-import { connectTransport } from "../../src/upstream/connection.js";
+import { connectTransport } from "../../src/upstream/factory.js";
 import { serveConnection } from "../../src/server/stdio.js";
 import { newClient, type Era } from "./clients.js";
 

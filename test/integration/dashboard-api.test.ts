@@ -12,7 +12,7 @@ import { measure } from "../../src/commands/stats.js";
 import { loadTokenCounter } from "../../src/commands/tokens.js";
 import { parseConfig, type Config } from "../../src/config/load.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
-import { connectTransport } from "../../src/upstream/connection.js";
+import { connectTransport } from "../../src/upstream/factory.js";
 import { serveHttp, type HttpHandle } from "../../src/server/http.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { newClient } from "../helpers/clients.js";

@@ -14,7 +14,7 @@ import { CatalogView } from "../../src/registry/view.js";
 import { listMetaTools } from "../../src/server/mcp-server.js";
 import { BEFORE_CODE_MODE, BEFORE_DEFS } from "../fixtures/meta-tools-before.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
-import { connectTransport } from "../../src/upstream/connection.js";
+import { connectTransport } from "../../src/upstream/factory.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { connectClient, memoryConfig, memoryProxy, quietLogger } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";

@@ -1,5 +1,5 @@
 /**
- * The SDK boundary in src/upstream/connection.ts: URI template matching (the SDK's UriTemplate),
+ * The SDK boundary in src/upstream/: URI template matching (uri-template.ts, the SDK's UriTemplate),
  * failure classification from real SDK errors, and the startup errors of real processes.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -9,13 +9,10 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
-import {
-  classifyFailure,
-  connectTransport,
-  createClientFactory,
-  matchesUriTemplate,
-  type UpstreamSession,
-} from "../../src/upstream/connection.js";
+import { connectTransport, createClientFactory } from "../../src/upstream/factory.js";
+import { classifyFailure } from "../../src/upstream/sdk-errors.js";
+import type { UpstreamSession } from "../../src/upstream/types.js";
+import { matchesUriTemplate } from "../../src/upstream/uri-template.js";
 import { connectClient, memoryProxy, quietLogger } from "../helpers/inmemory.js";
 import { npmServer, text } from "../helpers/proxy.js";
 

@@ -3,7 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
-import { connectTransport } from "../../src/upstream/connection.js";
+import { connectTransport } from "../../src/upstream/factory.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { FakeClock, settle } from "../helpers/clock.js";
 import { onToolsChanged } from "../helpers/clients.js";

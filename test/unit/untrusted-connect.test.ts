@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
 import { assertPublicServers, isPublicAddress, type Lookup } from "../../src/config/trust.js";
-import { createClientFactory } from "../../src/upstream/connection.js";
+import { createClientFactory } from "../../src/upstream/factory.js";
 import { Registry } from "../../src/registry/registry.js";
 import { quietLogger } from "../helpers/inmemory.js";
 

@@ -1,5 +1,5 @@
 /**
- * Upstreams of both protocol eras through the client factory (src/upstream/connection.ts): the
+ * Upstreams of both protocol eras through the client factory (src/upstream/factory.ts): the
  * era probe runs once per upstream and its verdict is reused, servers that mishandle the probe
  * are served as legacy, a modern HTTP upstream costs one request per call, and requests pass
  * results, progress, log messages and cancellation through. Real processes and real HTTP.
@@ -10,14 +10,9 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
-import {
-  classifyFailure,
-  connectTransport,
-  createClientFactory,
-  type ClientFactory,
-  type LogMessage,
-  type UpstreamSession,
-} from "../../src/upstream/connection.js";
+import { connectTransport, createClientFactory } from "../../src/upstream/factory.js";
+import { classifyFailure } from "../../src/upstream/sdk-errors.js";
+import type { ClientFactory, LogMessage, UpstreamSession } from "../../src/upstream/types.js";
 import { ChildTracker } from "../../src/upstream/transport.js";
 import { quietLogger } from "../helpers/inmemory.js";
 import { fixtureServer, npmServer, startHttpFixture, stop, text } from "../helpers/proxy.js";

@@ -1,9 +1,13 @@
 /**
- * Startup errors that say why: a stdio upstream's exit and last stderr lines, an HTTP upstream's
- * URL and network cause. No SDK import: the SDK's errors arrive here as plain causes.
+ * What an SDK or transport error means: a failed request classified without SDK error codes
+ * leaking out (classifyFailure), and startup errors that say why: a stdio upstream's exit and
+ * last stderr lines, an HTTP upstream's URL and network cause. Not to be confused with
+ * src/executor/failures.ts, which turns these into the answers a client gets.
  */
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { errorMessage } from "../errors.js";
 import type { ExitStatus } from "./transport.js";
+import type { UpstreamFailure } from "./types.js";
 
 /** How many of a failed process's last stderr lines its error carries, and how much of each. */
 export const STDERR_LINES_IN_ERROR = 3;
@@ -67,4 +71,42 @@ function causeOf(err: unknown): string | undefined {
   if (cause instanceof AggregateError && cause.errors.length > 0)
     return cause.errors.map((e) => errorMessage(e)).join("; ");
   return (cause as NodeJS.ErrnoException).code;
+}
+
+/**
+ * Classify an error from an UpstreamSession request. The SDK reports its own timeouts (and
+ * aborts) and closed connections as SdkError codes; a request on a closed client is a plain
+ * "Not connected"; an HTTP upstream that went away is fetch's TypeError("fetch failed").
+ */
+export function classifyFailure(err: unknown): UpstreamFailure {
+  const rpc =
+    err instanceof ProtocolError
+      ? { code: err.code, ...(err.data !== undefined && { data: err.data }) }
+      : undefined;
+  return { kind: failureKind(err), message: errorMessage(err), ...(rpc && { rpc }) };
+}
+
+function failureKind(err: unknown): UpstreamFailure["kind"] {
+  switch (sdkCode(err)) {
+    case SdkErrorCode.RequestTimeout:
+      return "timeout";
+    case SdkErrorCode.ConnectionClosed:
+    case SdkErrorCode.NotConnected:
+    case SdkErrorCode.SendFailed:
+      return "closed";
+    default:
+      break;
+  }
+  if (!(err instanceof Error)) return "other";
+  if (err.message === "Not connected") return "closed";
+  if (err instanceof TypeError && err.message === "fetch failed") return "closed";
+  return "other";
+}
+
+/** The SdkError code of `err` or of an error it wraps (our startup errors keep the SDK's as cause). */
+function sdkCode(err: unknown): SdkErrorCode | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof SdkError) return e.code;
+  }
+  return undefined;
 }

@@ -1,0 +1,200 @@
+/**
+ * The client factory: opens fresh, initialized sessions with one upstream (stdio, streamable
+ * HTTP, SSE) and learns the era it speaks once. The session itself is in session.ts.
+ */
+import { SdkHttpError, type PriorDiscovery, type Transport } from "@modelcontextprotocol/client";
+import type { ServerConfig } from "../config/load.js";
+import type { Lookup } from "../config/trust.js";
+import type { Logger } from "../logger.js";
+import type { RelayHub } from "./asker.js";
+import { publicOnlyFetch } from "./public-fetch.js";
+import { remoteFailure, STDERR_LINES_IN_ERROR, stdioFailure } from "./sdk-errors.js";
+import { openSession, type OpenOptions, type RelayOptions } from "./open.js";
+import type { SdkSession } from "./session.js";
+import type { StderrRing } from "./stderr.js";
+import {
+  createRemoteTransport,
+  ProcessTransport,
+  type ChildTracker,
+  type RemoteSpec,
+} from "./transport.js";
+import type { ClientFactory, UpstreamSession } from "./types.js";
+
+export interface ClientFactoryOptions {
+  logger: Logger;
+  /** Where a stdio upstream's stderr lines are kept (they are also logged, tagged). */
+  stderr?: StderrRing;
+  /** Tracks spawned children for a last-resort kill at exit. */
+  tracker?: ChildTracker;
+  /** Bound on spawn + initialize. */
+  connectTimeoutMs: number;
+  /** Seconds a stdio child gets between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+  /** Bound on a stdio upstream's answer to the era probe (default STDIO_PROBE_TIMEOUT_MS). */
+  stdioProbeTimeoutMs?: number;
+  /** Where clients' roots/list_changed reach the sessions serving their calls. */
+  hub?: RelayHub;
+  /**
+   * The server comes from an untrusted config: every connection must reach a public address,
+   * the name resolved and checked again at each connect (src/upstream/public-fetch.ts).
+   * `lookup` replaces DNS (tests).
+   */
+  publicOnly?: { lookup?: Lookup };
+}
+
+/**
+ * How long a stdio upstream gets to answer the era probe (server/discover) before it is taken for
+ * a legacy server and sent initialize on the same pipe. Only servers that ignore unknown requests
+ * before initialize pay it, once per upstream (the verdict is kept until the server is found down).
+ * The clock starts at spawn, so it also covers the server's own startup: a modern server slower
+ * than this to start is served as legacy, which works.
+ */
+export const STDIO_PROBE_TIMEOUT_MS = 5_000;
+
+const LEGACY: PriorDiscovery = { kind: "legacy" };
+
+/** Build the client factory of one upstream from its config. */
+export function createClientFactory(
+  server: ServerConfig,
+  options: ClientFactoryOptions,
+): ClientFactory {
+  const { spec } = server;
+  const log = options.logger.child(server.name);
+  const timeoutMs = options.connectTimeoutMs;
+  const relay: RelayOptions = {
+    server: server.name,
+    habits: { readsRoots: false },
+    roots: (server.roots ?? []).map((uri) => ({ uri })),
+    clientRoots: server.session.policy !== "shared",
+    logger: log,
+    ...(options.hub && { hub: options.hub }),
+  };
+  // What the first connect learned: later ones pass it as `prior` and skip the probe.
+  let verdict: PriorDiscovery | undefined;
+  // http only, learned once per upstream: a server that speaks only the old SSE transport.
+  let useSse = false;
+  const remember = (session: SdkSession): SdkSession => {
+    if (!verdict) {
+      verdict = session.verdict;
+      log.info(`speaks the ${session.era} protocol (${session.protocolVersion ?? "unknown"})`);
+    }
+    return session;
+  };
+  const factory = (open: (signal?: AbortSignal) => Promise<SdkSession>): ClientFactory =>
+    Object.assign(async (signal?: AbortSignal) => remember(await open(signal)), {
+      forgetEra: () => {
+        verdict = undefined;
+        useSse = false;
+      },
+    });
+  const fetchImpl = options.publicOnly ? publicOnlyFetch(options.publicOnly.lookup) : undefined;
+  // SSE is the legacy transport: its servers are legacy, no probe.
+  const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
+    openSession(createRemoteTransport(remote, "sse", fetchImpl), {
+      timeoutMs,
+      relay,
+      prior: LEGACY,
+      ...(signal && { signal }),
+    });
+
+  switch (spec.transport) {
+    case "stdio": {
+      const spawnAndOpen = (signal: AbortSignal | undefined, prior: PriorDiscovery | undefined) => {
+        // This process's own last lines: what a server that exits at once says about why.
+        const recent: string[] = [];
+        let onOutput: (() => void) | undefined;
+        const transport = new ProcessTransport(spec, {
+          onStderrLine: (line) => {
+            options.stderr?.push(line);
+            log.info(line);
+            recent.push(line);
+            if (recent.length > STDERR_LINES_IN_ERROR) recent.shift();
+            onOutput?.();
+          },
+          ...(options.killGraceMs !== undefined && { killGraceMs: options.killGraceMs }),
+          ...(options.tracker && { tracker: options.tracker }),
+        });
+        const opening = openSession(transport, {
+          timeoutMs,
+          relay: { ...relay, onOutput: (listener) => (onOutput = listener) },
+          probeTimeoutMs: Math.min(
+            options.stdioProbeTimeoutMs ?? STDIO_PROBE_TIMEOUT_MS,
+            timeoutMs,
+          ),
+          ...(signal && { signal }),
+          ...(prior && { prior }),
+          explain: (err) => stdioFailure(err, transport.exit, recent),
+        });
+        return { transport, opening };
+      };
+      return factory(async (signal) => {
+        const prior = verdict;
+        const first = spawnAndOpen(signal, prior);
+        try {
+          return await first.opening;
+        } catch (err) {
+          // Some legacy servers exit on any request before initialize, the era probe included:
+          // the probe fails, or, when its timeout came first, the initialize after it.
+          const ended = first.transport.exit !== undefined && !first.transport.exit.requested;
+          if (prior || signal?.aborted || !ended) throw err;
+          log.info("ended while its era was probed; starting it again as a legacy server");
+          return spawnAndOpen(signal, LEGACY).opening;
+        }
+      });
+    }
+    case "sse":
+      return factory(async (signal) => {
+        try {
+          return await openSse(spec, signal);
+        } catch (err) {
+          throw remoteFailure(err, spec.url);
+        }
+      });
+    case "http": {
+      const connect = async (signal: AbortSignal | undefined) => {
+        if (useSse) return openSse(spec, signal);
+        try {
+          return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
+            timeoutMs,
+            relay,
+            ...(signal && { signal }),
+            ...(verdict && { prior: verdict }),
+          });
+        } catch (err) {
+          // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
+          if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;
+          log.info(`streamable HTTP answered ${err.status}; falling back to SSE`);
+          const session = await openSse(spec, signal);
+          useSse = true;
+          return session;
+        }
+      };
+      return factory(async (signal) => {
+        try {
+          return await connect(signal);
+        } catch (err) {
+          throw remoteFailure(err, spec.url);
+        }
+      });
+    }
+    default: {
+      const never: never = spec;
+      throw new Error(`unknown transport ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+function isClientError(status: number): boolean {
+  return status >= 400 && status < 500;
+}
+
+/**
+ * Open a session over any SDK transport (in-memory pairs in tests), probing the upstream's era.
+ * Aborting `signal` closes the transport and rejects the connect.
+ */
+export async function connectTransport(
+  transport: Transport,
+  options: Pick<OpenOptions, "timeoutMs" | "signal" | "probeTimeoutMs">,
+): Promise<UpstreamSession> {
+  return openSession(transport, options);
+}
