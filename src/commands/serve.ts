@@ -162,11 +162,15 @@ async function start(
   }
   // Express, the dashboard and the HTTP transports load only when serving HTTP: stdio
   // answers `initialize` sooner and idles smaller without them.
-  const { serveHttp } = await import("../server/http.js");
+  const [{ serveHttp }, { mountDashboard }] = await Promise.all([
+    import("../server/http.js"),
+    import("../dashboard/index.js"),
+  ]);
   const http = await serveHttp(proxy.context, {
     host: cli.host,
     port: cli.port,
     allowedHosts: cli.allowedHosts,
+    mount: mountDashboard,
   });
   if (http.portChanged) {
     logger.warn(

@@ -7,7 +7,7 @@ import { clientKey, LOST, type AcquireOptions, type Lease } from "./lease.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
 import { WaitQueue } from "./queue.js";
 import { SpareTarget } from "./spares.js";
-import { systemClock, type Clock } from "../health/clock.js";
+import { systemClock, type Clock } from "../clock.js";
 
 /**
  * How calls to one upstream map onto sessions (SessionPolicy, from the config):

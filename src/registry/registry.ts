@@ -1,6 +1,6 @@
 import type { Config, ServerConfig } from "../config/load.js";
 import { errorMessage } from "../errors.js";
-import type { Clock } from "../health/clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
 import {

@@ -3,7 +3,7 @@
  * finds no spare ready (a burst outran the pool), up to `maxSessions`; back to `prewarm` once
  * `idleMs` pass without such a call. Time comes from an injected clock.
  */
-import type { Clock } from "../health/clock.js";
+import type { Clock } from "../clock.js";
 
 export interface SpareTargetOptions {
   /** Spares kept at rest (the server's `prewarm`). */

@@ -9,7 +9,6 @@ import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
-import { mountDashboard } from "../dashboard/index.js";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import { textNestsDeeper } from "../json.js";
@@ -48,7 +47,20 @@ export interface HttpOptions {
   connections?: Partial<ConnectionLimits>;
   /** Throttling of failed bearer tokens, and its clock (defaults: DEFAULT_THROTTLE, Date.now). */
   throttle?: Partial<ThrottleLimits> & { now?: () => number };
+  /**
+   * More routes beside /mcp, behind the same Host, Origin and token checks: the web dashboard
+   * (serve.ts passes src/dashboard's mountDashboard; the dashboard sits above the server, so the
+   * server never imports it).
+   */
+  mount?: HttpMount;
 }
+
+/** Mounts routes on the app; closed with the server. */
+export type HttpMount = (
+  app: express.Express,
+  ctx: ProxyContext,
+  auth: { tokens: TokenTable },
+) => { close(): void };
 
 /** What one HTTP server holds open and how long a client may take to send a request. */
 export interface ConnectionLimits {
@@ -132,7 +144,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   // before a byte of the body is read: an unauthenticated request costs no parsing.
   app.all(ROUTES, authenticate(ctx, tokens), parseBody(), mcpRoute(ctx, { modern, legacy }));
   // The web dashboard: `/`, `/assets/*`, `/api/*` (src/dashboard/), same checks as /mcp above.
-  const dashboard = mountDashboard(app, ctx, { tokens });
+  const dashboard = options.mount?.(app, ctx, { tokens }) ?? { close: () => undefined };
   app.use(errorRoute(ctx));
 
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
