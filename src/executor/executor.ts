@@ -19,7 +19,7 @@ import { Admission } from "./admission.js";
 import type { CallContext, CallOptions, CallOutcome } from "./context.js";
 import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./failures.js";
 import { relayRequest, type RelayEnd } from "./relay.js";
-import { ResultStore, type ResultStoreLimits } from "./results.js";
+import { ResultStore, type ResultStoreLimits } from "./result-store.js";
 import { ResultShaper } from "./shape.js";
 import type { Selector } from "../compression/selector.js";
 import {

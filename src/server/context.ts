@@ -50,7 +50,7 @@ export interface RequestContext {
   logLevel?: LogMessage["level"];
   /** Forward progress to the client; present only when the client asked for progress. */
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
-  /** The way back to the client for what an upstream asks it mid-call (see relay.ts). */
+  /** The way back to the client for what an upstream asks it mid-call (see call-channel.ts). */
   client?: ClientChannel;
 }
 

@@ -27,7 +27,7 @@ import { PageCursors } from "./handlers/pages.js";
 import { registerPromptHandlers } from "./handlers/prompts.js";
 import { registerResourceHandlers } from "./handlers/resources.js";
 import { registerSubscriptionHandlers } from "./handlers/subscriptions.js";
-import { relayCall } from "./relay.js";
+import { callWithChannel } from "./call-channel.js";
 import { sessionKey } from "./session-token.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
@@ -219,7 +219,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
       ...(clientId !== undefined && { clientId }),
       confined: options.localClient !== true && ctx.views.profileFor(caller).clientRoots !== true,
     };
-    const answer = await relayCall(ctx, server, req, who, async (client, signal) => {
+    const answer = await callWithChannel(ctx, server, req, who, async (client, signal) => {
       try {
         return await tool.handle(args, ctx, {
           ...context,
