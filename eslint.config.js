@@ -25,10 +25,11 @@ function target(name) {
 
 /*
  * The layers of src/, top to bottom: index → commands → cli → proxy → dashboard → server →
- * executor | health → economy → compression → registry → upstream → config → leaves; the sandbox
- * is a leaf of its own (its block below). Each layer lists what it may not import: everything
- * above it, and siblings it does not need. Import cycles, type-only ones included, are
- * dependency-cruiser's (.dependency-cruiser.cjs, run by `npm run lint`).
+ * executor | health → economy → compression → registry → upstream → config → leaves; auth (bearer
+ * tokens, Host and Origin checks) sits on config for the server, the dashboard and serve; the
+ * sandbox is a leaf of its own (its block below). Each layer lists what it may not import:
+ * everything above it, and siblings it does not need. Import cycles, type-only ones included, are
+ * dependency-cruiser's (.dependency-cruiser.json, run by `npm run lint`).
  */
 const ENTRY = ["index.js", "cli.js", "cli-help.js", "commands", "proxy.js"];
 const ABOVE_SERVER = [...ENTRY, "dashboard"];
@@ -40,6 +41,7 @@ const ABOVE_REGISTRY = [
   "economy",
   "compression",
   "sandbox",
+  "auth",
 ];
 const ABOVE_CONFIG = [...ABOVE_REGISTRY, "registry", "upstream"];
 const LAYERS = [
@@ -74,6 +76,8 @@ const LAYERS = [
   },
   { files: ["src/registry/**/*.ts"], forbid: ABOVE_REGISTRY },
   { files: ["src/upstream/**/*.ts"], forbid: [...ABOVE_REGISTRY, "registry"], sdk: "upstream" },
+  // Bearer tokens, Host and Origin checks, throttling: shared by server/http.ts and the dashboard.
+  { files: ["src/auth/**/*.ts"], forbid: ABOVE_CONFIG.filter((n) => n !== "auth") },
   { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: ABOVE_CONFIG },
   {
     files: ["src/{errors,json,logger,types,version,limits,ring,clock,fair-queue,worker-entry}.ts"],

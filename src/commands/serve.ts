@@ -11,7 +11,7 @@ import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
-import { exposure } from "../server/http-security.js";
+import { exposure } from "../auth/http-security.js";
 import { serveStdio } from "../server/stdio.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
 

@@ -1,6 +1,6 @@
 /**
  * Streamable HTTP downstream: `/mcp` and `/mcp/<caller>` for both protocol eras, and `/healthz`.
- * Security checks (Host, Origin, bearer tokens) come first (http-security.ts); then each request
+ * Security checks (Host, Origin, bearer tokens) come first (src/auth/http-security.ts); then each request
  * goes to the endpoint of its era: 2026-07-28 (http-modern.ts) or 2025 (http-legacy.ts).
  */
 import { createServer, type Server as NodeServer } from "node:http";
@@ -13,7 +13,7 @@ import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import { textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
-import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "./auth-throttle.js";
+import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
 import { LegacyEndpoint, rpcError } from "./http-legacy.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -24,7 +24,7 @@ import {
   originValidation,
   retryAfterSeconds,
   TokenTable,
-} from "./http-security.js";
+} from "../auth/http-security.js";
 import { authInfoFor, callerOfAuth, cleanCaller, envelopeClientName } from "./mcp-server.js";
 import { sessionKey } from "./session-token.js";
 
@@ -100,7 +100,7 @@ const CLOSE_GRACE_MS = 1_000;
 /** Sessions one replica keeps state for (idle time, log level, stream); see legacy-sessions.ts. */
 const MAX_SESSIONS = 10_000;
 
-export { allowedHostnames, exposure, isLoopback } from "./http-security.js";
+export { allowedHostnames, exposure, isLoopback } from "../auth/http-security.js";
 
 /** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
 const ROUTES = ["/mcp", "/mcp/:caller"];
