@@ -5,7 +5,108 @@ import tseslint from "typescript-eslint";
 
 /** Only these files may import the MCP SDK: src/upstream/ (everything about one upstream server) and src/server/. */
 const UPSTREAM_SDK_IMPORTERS = ["src/upstream/**/*.ts"];
-const SDK_IMPORTERS = [...UPSTREAM_SDK_IMPORTERS, "src/server/**"];
+
+const SDK_PATTERN = {
+  group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
+  message: "Only src/upstream/ and src/server/ import the MCP SDK packages.",
+};
+
+/** Import patterns of `name` from any file of src/: a folder (`server`) or a root module (`proxy.js`). */
+function target(name) {
+  return name.endsWith(".js")
+    ? [`./${name}`, `../${name}`, `../../${name}`]
+    : [`./${name}/**`, `../${name}/**`, `../../${name}/**`];
+}
+
+/*
+ * The layers of src/, top to bottom: index → commands → cli → proxy → dashboard → server →
+ * executor | health → economy → compression → registry → upstream → config → leaves; auth (bearer
+ * tokens, Host and Origin checks) sits on config for the server, the dashboard and serve; the
+ * sandbox is a leaf of its own (its block below). Each layer lists what it may not import:
+ * everything above it, and siblings it does not need. Import cycles, type-only ones included, are
+ * dependency-cruiser's (.dependency-cruiser.json, run by `npm run lint`).
+ */
+const ENTRY = ["index.js", "cli.js", "cli-help.js", "commands", "proxy.js"];
+const ABOVE_SERVER = [...ENTRY, "dashboard"];
+const ABOVE_EXECUTOR = [...ABOVE_SERVER, "server"];
+const ABOVE_REGISTRY = [
+  ...ABOVE_EXECUTOR,
+  "executor",
+  "health",
+  "economy",
+  "compression",
+  "sandbox",
+  "auth",
+];
+const ABOVE_CONFIG = [...ABOVE_REGISTRY, "registry", "upstream"];
+const LAYERS = [
+  // index.ts only parses the command line and dispatches to a command.
+  {
+    files: ["src/index.ts"],
+    forbid: ["proxy.js", "dashboard", "server", "executor", "registry", "upstream"],
+  },
+  { files: ["src/commands/**/*.ts"], forbid: ["index.js"] },
+  {
+    files: ["src/cli.ts", "src/cli-help.ts"],
+    forbid: ABOVE_CONFIG.filter((n) => n !== "cli.js" && n !== "cli-help.js"),
+  },
+  {
+    files: ["src/proxy.ts"],
+    forbid: ["index.js", "cli.js", "cli-help.js", "commands", "dashboard"],
+  },
+  { files: ["src/dashboard/**/*.ts"], forbid: ENTRY },
+  { files: ["src/server/**/*.ts"], forbid: ABOVE_SERVER, sdk: true },
+  { files: ["src/executor/**/*.ts"], forbid: [...ABOVE_EXECUTOR, "health", "economy"] },
+  {
+    files: ["src/health/**/*.ts"],
+    forbid: [...ABOVE_EXECUTOR, "executor", "economy", "compression", "sandbox"],
+  },
+  {
+    files: ["src/economy/**/*.ts"],
+    forbid: [...ABOVE_EXECUTOR, "executor", "health", "compression", "sandbox", "upstream"],
+  },
+  {
+    files: ["src/compression/**/*.ts"],
+    forbid: [...ABOVE_REGISTRY.filter((n) => n !== "compression"), "registry", "upstream"],
+  },
+  { files: ["src/registry/**/*.ts"], forbid: ABOVE_REGISTRY },
+  { files: ["src/upstream/**/*.ts"], forbid: [...ABOVE_REGISTRY, "registry"], sdk: "upstream" },
+  // Bearer tokens, Host and Origin checks, throttling: shared by server/http.ts and the dashboard.
+  { files: ["src/auth/**/*.ts"], forbid: ABOVE_CONFIG.filter((n) => n !== "auth") },
+  { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: ABOVE_CONFIG },
+  {
+    files: ["src/{errors,json,logger,types,version,limits,ring,clock,fair-queue,worker-entry}.ts"],
+    forbid: [...ABOVE_CONFIG, "config", "logfile.js"],
+  },
+];
+
+/** One no-restricted-imports block per layer (a later block for a file replaces an earlier one). */
+function layering() {
+  return LAYERS.flatMap(({ files, forbid, sdk }) => {
+    const rules = (extra) => ({
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: forbid.flatMap(target),
+              message: `Dependencies point one way (eslint.config.js, LAYERS): this layer never imports ${forbid.join(", ")}.`,
+            },
+            ...extra,
+          ],
+        },
+      ],
+    });
+    if (sdk === true) return [{ files, rules: rules([]) }];
+    if (sdk === "upstream") {
+      return [
+        { files, ignores: UPSTREAM_SDK_IMPORTERS, rules: rules([SDK_PATTERN]) },
+        { files: UPSTREAM_SDK_IMPORTERS, rules: rules([]) },
+      ];
+    }
+    return [{ files, rules: rules([SDK_PATTERN]) }];
+  });
+}
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "test/fixtures/corpus/**"] },
@@ -29,73 +130,7 @@ export default tseslint.config(
       "no-console": "error",
     },
   },
-  {
-    files: ["src/**/*.ts"],
-    ignores: SDK_IMPORTERS,
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
-              message: "Only src/upstream/ and src/server/ import the MCP SDK packages.",
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // Dependency direction: index → proxy → server → executor → registry; config, errors, logger are leaves.
-    files: [
-      "src/registry/**/*.ts",
-      "src/compression/**/*.ts",
-      "src/config/**/*.ts",
-      "src/health/**/*.ts",
-      "src/json.ts",
-    ],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: ["**/server/*", "**/executor/*", "**/proxy.js", "**/index.js"],
-              message: "Lower layers never import upper layers.",
-            },
-            {
-              group: ["@modelcontextprotocol/*", "@modelcontextprotocol/*/**"],
-              message: "Only src/upstream/ and src/server/ import the MCP SDK packages.",
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: UPSTREAM_SDK_IMPORTERS,
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: [
-                "**/server/*",
-                "**/executor/*",
-                "**/registry/*",
-                "**/proxy.js",
-                "**/index.js",
-              ],
-              message:
-                "src/upstream/ is below the registry: it never imports the registry or upper layers.",
-            },
-          ],
-        },
-      ],
-    },
-  },
+  ...layering(),
   {
     // Code mode's sandbox is a leaf the executor calls through its index: no SDK, and nothing
     // of the rest of src but the errors and logger leaves.

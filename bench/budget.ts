@@ -10,7 +10,7 @@ import { decode as decodeToon } from "@toon-format/toon";
 import { DEFAULTS } from "../src/config/load.js";
 import { compressResult } from "../src/compression/result.js";
 import { decodeSparse } from "../src/compression/sparse.js";
-import { ResultStore } from "../src/executor/results.js";
+import { ResultStore } from "../src/executor/result-store.js";
 import { ResultShaper } from "../src/executor/shape.js";
 import type { ToolResult } from "../src/types.js";
 import { BEFORE_CODE_MODE, BEFORE_DEFS } from "../test/fixtures/meta-tools-before.js";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { apiForm } from "../src/commands/tokens.js";
+import { apiForm } from "../src/economy/tokens.js";
 import type { BenchProxy } from "./proxy.js";
 import { callText, ROOT } from "./upstreams.js";
 

@@ -11,7 +11,7 @@ import type { ClientFactory } from "./upstream/types.js";
 import { CatalogCache } from "./registry/catalog-cache.js";
 import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";
-import type { Clock } from "./health/clock.js";
+import type { Clock } from "./clock.js";
 import { HealthMonitor } from "./health/monitor.js";
 import { CatalogViews } from "./registry/view.js";
 import { createSandbox } from "./sandbox/index.js";

@@ -11,7 +11,7 @@ import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
-import { exposure } from "../server/http-security.js";
+import { exposure } from "../auth/http-security.js";
 import { serveStdio } from "../server/stdio.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
 
@@ -190,11 +190,15 @@ async function start(
   }
   // Express, the dashboard and the HTTP transports load only when serving HTTP: stdio
   // answers `initialize` sooner and idles smaller without them.
-  const { serveHttp } = await import("../server/http.js");
+  const [{ serveHttp }, { mountDashboard }] = await Promise.all([
+    import("../server/http.js"),
+    import("../dashboard/index.js"),
+  ]);
   const http = await serveHttp(proxy.context, {
     host: cli.host,
     port: cli.port,
     allowedHosts: cli.allowedHosts,
+    mount: mountDashboard,
   });
   if (http.portChanged) {
     logger.warn(

@@ -2,7 +2,7 @@
  * Results that do not fit a token budget: the head that fits, and what a later page reads.
  * Arrays are cut between elements (never mid-record), an array nested in an object (`{items:
  * [...], total_count}`) keeps the object around the cut array, and text is cut at a line break.
- * Pure functions: the executor keeps what is cut (src/executor/results.ts) and words the answer.
+ * Pure functions: the executor keeps what is cut (src/executor/result-store.ts) and words the answer.
  */
 import type { ResultCompression } from "../config/types.js";
 import {

@@ -16,12 +16,7 @@ import ipaddr from "ipaddr.js";
 import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import type { ProxyContext } from "../server/context.js";
-import {
-  bearerToken,
-  retryAfterSeconds,
-  sha256,
-  type TokenTable,
-} from "../server/http-security.js";
+import { bearerToken, retryAfterSeconds, sha256, type TokenTable } from "../auth/http-security.js";
 
 /** Who is asking: `caller` under auth, the machine's own user (sees everything) without. */
 export interface Viewer {
@@ -148,7 +143,7 @@ function cookieOf(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-/** 429 while the address is throttled for wrong tokens (auth-throttle.ts). */
+/** 429 while the address is throttled for wrong tokens (src/auth/throttle.ts). */
 function throttled(res: Response, page: boolean, ms: number): void {
   const seconds = retryAfterSeconds(ms);
   res.setHeader("Retry-After", String(seconds));

@@ -1,12 +1,12 @@
 /**
- * Token counts for the dashboard, exactly as `mcpx stats` counts them (its `measure`, o200k_base
- * over each definition's API form). The tokenizer and the stats code load on the first request
+ * Token counts for the dashboard, exactly as `mcpx stats` counts them (src/economy/report.ts,
+ * o200k_base over each definition's API form). The tokenizer and the accounting load on the first request
  * that needs them, never on the call path; reports are cached until the catalog or the config
  * changes.
  */
 import type { Profile } from "../config/load.js";
-import type { StatsReport } from "../commands/stats.js";
-import type { CountTokens } from "../commands/tokens.js";
+import type { StatsReport } from "../economy/report.js";
+import type { CountTokens } from "../economy/tokens.js";
 import type { Registry } from "../registry/registry.js";
 import type { ToolDef } from "../types.js";
 
@@ -51,13 +51,15 @@ export class TokenEconomy {
 
   private load(): Promise<Measuring> {
     this.loading ??= (async () => {
-      const [tokens, stats] = await Promise.all([
-        import("../commands/tokens.js"),
-        import("../commands/stats.js"),
+      const [tokens, report, server] = await Promise.all([
+        import("../economy/tokens.js"),
+        import("../economy/report.js"),
+        import("../server/mcp-server.js"),
       ]);
       return {
         count: await tokens.loadTokenCounter(),
-        measure: stats.measure,
+        measure: (registry: Registry, profile: Profile, count: CountTokens) =>
+          report.measure(registry, profile, count, server.listMetaTools),
         apiForm: tokens.apiForm,
       };
     })().catch((err: unknown) => {

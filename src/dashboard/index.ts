@@ -7,7 +7,7 @@
 import express, { type Express, type Request, type Response } from "express";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "../server/context.js";
-import type { TokenTable } from "../server/http-security.js";
+import type { TokenTable } from "../auth/http-security.js";
 import { DashboardApi } from "./api.js";
 import { Assets } from "./assets.js";
 import { DashboardAuth, type Viewer } from "./auth.js";

@@ -6,7 +6,7 @@
  */
 import type { CompressionTally } from "../compression/result.js";
 import type { CallEnded, CallStarted } from "../executor/events.js";
-import type { CallOutcome } from "../executor/executor.js";
+import type { CallOutcome } from "../executor/context.js";
 import type { LogLine } from "../logger.js";
 import type { ProxyContext } from "../server/context.js";
 import { Ring } from "../ring.js";

@@ -10,7 +10,7 @@ import type { ClientChannel } from "../upstream/channel.js";
 import type { ServerState } from "../registry/registry.js";
 import { globToRegExp } from "../registry/profiles.js";
 import { textResult, type ToolDef, type ToolResult } from "../types.js";
-import type { CallContext } from "./executor.js";
+import type { CallContext } from "./context.js";
 
 /** The `confirm` entry meaning every tool annotated `destructiveHint: true`. */
 export const DESTRUCTIVE = "destructive";

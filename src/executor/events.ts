@@ -5,7 +5,7 @@
  */
 import type { CompressionTally } from "../compression/result.js";
 import { parseToolRef } from "../registry/toolref.js";
-import type { CallOutcome } from "./executor.js";
+import type { CallOutcome } from "./context.js";
 
 /** A call as it starts. `server`/`tool` are the ref as written until it resolves. */
 export interface CallStarted {

@@ -5,35 +5,21 @@ import { defaultsOptional } from "../compression/schema-defaults.js";
 import { signature } from "../compression/signature.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ClientChannel } from "../upstream/channel.js";
-import type {
-  LogLevel,
-  LogMessage,
-  Progress,
-  RequestOptions,
-  UpstreamSession,
-} from "../upstream/types.js";
-import type { Lease, SessionPool } from "../registry/pool.js";
+import type { RequestOptions, UpstreamSession } from "../upstream/types.js";
+import type { Lease } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import { parseToolRef } from "../registry/toolref.js";
-import type { CatalogSource } from "../registry/view.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
 import { confirmFor } from "./confirm.js";
 import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
-import { InFlight } from "./inflight.js";
-import {
-  noSession,
-  prependText,
-  restartedNotice,
-  SHUTTING_DOWN,
-  upstreamFailure,
-  type NoSession,
-} from "./failures.js";
-import { relayRequest, type RelayEnd, type RelaySteps } from "./relay.js";
-import { ResultStore, type ResultStoreLimits } from "./results.js";
+import { Admission } from "./admission.js";
+import type { CallContext, CallOptions, CallOutcome } from "./context.js";
+import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./failures.js";
+import { relayRequest, type RelayEnd } from "./relay.js";
+import { ResultStore, type ResultStoreLimits } from "./result-store.js";
 import { ResultShaper } from "./shape.js";
 import type { Selector } from "../compression/selector.js";
 import {
@@ -44,49 +30,6 @@ import {
   type ScriptOptions,
 } from "./script.js";
 import { ArgumentValidator } from "./validate.js";
-
-/** What the downstream request brings to a call: who asks, cancellation and progress. */
-export interface CallContext {
-  /** The caller (client) the call is made for; picks the session under the "caller" policy. */
-  caller?: string;
-  /**
-   * The downstream client (connection, 2025-era session, or a 2026-07-28 client's caller):
-   * picks the session under the "client" policy, and is told when a server it used restarted.
-   */
-  clientKey?: string;
-  /**
-   * What the caller may see (its profile's view). Anything outside it is answered exactly like
-   * a tool or server that does not exist. Default: the whole registry.
-   */
-  view?: CatalogSource;
-  signal?: AbortSignal;
-  onProgress?: (progress: Progress) => void;
-  /** Upstream log messages (notifications/message) sent while the call runs. */
-  onLog?: (message: LogMessage) => void;
-  /**
-   * The least severe level `onLog` wants. Modern upstreams send log messages only when the
-   * request names a level: without this one, debug is asked for and `onLog` filters.
-   */
-  logLevel?: LogLevel;
-  /**
-   * The calling client: what an upstream asks it mid-call (roots, elicitation, sampling) is
-   * relayed here, and `confirm` asks the person through it. Without one, upstream requests are
-   * refused and confirmed tools do not run.
-   */
-  client?: ClientChannel;
-  /**
-   * Inner calls of a script: a line the script's answer must carry (a server restarted and
-   * the client's state there is gone), since the inner result itself is the script's data.
-   */
-  onNotice?: (line: string) => void;
-  /** The call this one runs inside (a code-mode script), named in call events. */
-  parentId?: number;
-  /**
-   * Set on the inner calls of a script: the id its own log line carries. Such a call is still
-   * taken while mcpx drains, since the script that makes it was accepted before.
-   */
-  parentCallId?: string;
-}
 
 export interface ExecutorOptions {
   logger: Logger;
@@ -100,27 +43,6 @@ export interface ExecutorOptions {
   /** Evaluates `select` off the main thread (default: one of the executor's own). */
   selector?: Selector;
 }
-
-/** What a `call` asks beyond the tool and its arguments. */
-export interface CallOptions {
-  /** A JMESPath expression applied to the result before it is encoded. */
-  select?: string;
-  /** How the call's input was read (see normalize.ts), returned in the answer's `_meta`. */
-  notes?: readonly string[];
-  /**
-   * The upstream's result as it came: no select, budget or encoding. A script's inner calls
-   * take it, so the script sees whole values; its own value is shaped instead.
-   */
-  raw?: boolean;
-}
-
-/**
- * How a call ended, as logged: ok; isError (the upstream answered with an error result);
- * refused (unknown or hidden tool, bad arguments; the upstream was not touched); declined (a
- * tool under `confirm` the person did not allow); busy; failed.
- */
-export type CallOutcome =
-  "ok" | "isError" | "refused" | "declined" | "busy" | "failed" | "cancelled";
 
 /** How run() ended, and the tool it resolved to (the log names it, whatever form was written). */
 interface CallEnd {
@@ -141,17 +63,17 @@ export class Executor {
   private validator: ArgumentValidator | undefined;
   private readonly log: Logger;
   private readonly shaper: ResultShaper;
-  /** Calls and reads under way, and the drain that ends them. */
-  private readonly inflight: InFlight;
+  /** Admission of every request: accepting, tracking for drain, waiting for start, leasing. */
+  private readonly admission: Admission;
   /** Started and ended calls (caller, tool, duration, outcome; never arguments), for dashboards. */
   readonly events = new CallEvents();
 
   constructor(
-    private readonly registry: Registry,
+    registry: Registry,
     private readonly options: ExecutorOptions,
   ) {
     this.log = options.logger;
-    this.inflight = new InFlight(options.logger);
+    this.admission = new Admission(registry, options.logger);
     this.shaper = new ResultShaper(
       new ResultStore(options.resultStore, options.now),
       options.compression,
@@ -166,13 +88,14 @@ export class Executor {
     ctx: CallContext = {},
     options: CallOptions = {},
   ): Promise<ToolResult> {
-    if (!this.inflight.accepting && ctx.parentCallId === undefined)
+    if (!this.admission.accepting && ctx.parentCallId === undefined)
       return textResult(SHUTTING_DOWN, true);
     const started = performance.now();
     const event = this.events.start(ref, ctx.caller ?? "default", ctx.parentId);
     const notes = [...(options.notes ?? [])];
-    const { result, outcome, error, target, compression } = await this.track(ctx, (signal) =>
-      this.run(ref, rawArgs, { ...ctx, signal }, { ...options, notes }),
+    const { result, outcome, error, target, compression } = await this.admission.track(
+      ctx,
+      (signal) => this.run(ref, rawArgs, { ...ctx, signal }, { ...options, notes }),
     );
     const durationMs = performance.now() - started;
     this.events.end(event, {
@@ -207,7 +130,7 @@ export class Executor {
   async script(source: string, ctx: CallContext, options: ScriptOptions): Promise<ToolResult> {
     const sandbox = this.options.sandbox;
     if (!sandbox) return textResult(codeModeOff(options.limitSetting), true);
-    if (!this.inflight.accepting) return textResult(SHUTTING_DOWN, true);
+    if (!this.admission.accepting) return textResult(SHUTTING_DOWN, true);
     const id = randomUUID();
     const started = performance.now();
     // The dashboard shows the script as a call and its inner calls under it (parentId).
@@ -219,16 +142,16 @@ export class Executor {
         this.call(ref, args, { ...inner, ...(event && { parentId: event.id }) }, { raw: true }),
       shape: (result, req) => this.shaper.shape(result, { ...req, compression }),
       budget: options.budget ?? DEFAULTS.resultBudget,
-      untilStarted: (name, catalog, signal) => this.untilStarted(name, catalog, signal),
+      admission: this.admission,
     };
     // Servers whose restart an inner call learned of: the script's answer says so.
     const notices = new Set<string>();
     const onNotice = (line: string) => notices.add(line);
-    const end = await this.track(ctx, (signal) =>
+    const end = await this.admission.track(ctx, (signal) =>
       runScript(
         host,
         source,
-        { ...ctx, signal, onNotice, catalog: ctx.view ?? this.registry },
+        { ...ctx, signal, onNotice, catalog: this.admission.catalog(ctx) },
         id,
         options,
       ),
@@ -262,12 +185,7 @@ export class Executor {
    * once every call has answered (cancelled ones answer at once).
    */
   drain(graceMs: number): Promise<void> {
-    return this.inflight.drain(graceMs);
-  }
-
-  /** Run `work` with a signal that the caller's signal and drain() can both abort. */
-  private track<T>(ctx: CallContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return this.inflight.track(ctx.signal, work);
+    return this.admission.drain(graceMs);
   }
 
   private async run(
@@ -280,8 +198,12 @@ export class Executor {
       result: textResult(text, true),
       outcome: "refused" as const,
     });
-    const catalog = ctx.view ?? this.registry;
-    const aborted = await this.untilStarted(parseToolRef(ref)?.server, catalog, ctx.signal);
+    const catalog = this.admission.catalog(ctx);
+    const aborted = await this.admission.untilStarted(
+      parseToolRef(ref)?.server,
+      catalog,
+      ctx.signal,
+    );
     if (aborted) return { result: textResult(aborted.text, true), outcome: aborted.outcome };
     const redact = (t: string) => this.log.redact(t);
     let resolved = resolveTool(ref, catalog, redact);
@@ -291,7 +213,7 @@ export class Executor {
     const named = catalog.server(parseToolRef(ref)?.server ?? "") !== undefined;
     if ("error" in resolved && starting.length > 0 && !named) {
       for (const s of starting) {
-        const stopped = await this.untilStarted(s.name, catalog, ctx.signal);
+        const stopped = await this.admission.untilStarted(s.name, catalog, ctx.signal);
         if (stopped) return { result: textResult(stopped.text, true), outcome: stopped.outcome };
       }
       resolved = resolveTool(ref, catalog, redact);
@@ -330,7 +252,7 @@ export class Executor {
     ctx: CallContext,
     { select, raw }: CallOptions,
   ): Promise<CallEnd> {
-    const acquired = await this.lease(server, `${server.name}.${tool.name}`, ctx);
+    const acquired = await this.admission.lease(server, `${server.name}.${tool.name}`, ctx);
     if ("failure" in acquired) {
       const { text, outcome, error } = acquired.failure;
       return { result: textResult(text, true), outcome, ...(error !== undefined && { error }) };
@@ -417,15 +339,7 @@ export class Executor {
     ctx: CallContext,
     run: (session: UpstreamSession, options: RequestOptions) => Promise<T>,
   ): Promise<RelayEnd<T>> {
-    const steps: RelaySteps = {
-      accepting: this.inflight.accepting,
-      log: this.log,
-      catalog: ctx.view ?? this.registry,
-      track: (c, work) => this.track(c, work),
-      untilStarted: (name, catalog, signal) => this.untilStarted(name, catalog, signal),
-      lease: (target, label, c) => this.lease(target, label, c),
-    };
-    return relayRequest(steps, server, what, ctx, run);
+    return relayRequest(this.admission, server, what, ctx, run);
   }
 
   /** Read a resource from the server that lists it (or the one named). */
@@ -434,8 +348,8 @@ export class Executor {
     serverName?: string,
     ctx: CallContext = {},
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
-    if (!this.inflight.accepting) return { error: SHUTTING_DOWN };
-    return this.track(ctx, (signal) => this.read(uri, serverName, { ...ctx, signal }));
+    if (!this.admission.accepting) return { error: SHUTTING_DOWN };
+    return this.admission.track(ctx, (signal) => this.read(uri, serverName, { ...ctx, signal }));
   }
 
   private async read(
@@ -443,13 +357,13 @@ export class Executor {
     serverName: string | undefined,
     ctx: CallContext,
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
-    const catalog = ctx.view ?? this.registry;
-    const aborted = await this.untilStarted(serverName, catalog, ctx.signal);
+    const catalog = this.admission.catalog(ctx);
+    const aborted = await this.admission.untilStarted(serverName, catalog, ctx.signal);
     if (aborted) return { error: aborted.text };
     const found = resourceServer(uri, serverName, catalog);
     if ("error" in found) return found;
     const target = found.server;
-    const acquired = await this.lease(target, `reading ${uri}`, ctx);
+    const acquired = await this.admission.lease(target, `reading ${uri}`, ctx);
     if ("failure" in acquired) return { error: acquired.failure.text };
     const { lease } = acquired;
     try {
@@ -465,54 +379,6 @@ export class Executor {
       };
     } finally {
       lease.release();
-    }
-  }
-
-  private pool(server: string): SessionPool {
-    const pool = this.registry.pool(server);
-    if (!pool) throw new Error(`no session pool for ${server}`);
-    return pool;
-  }
-
-  /**
-   * A server the caller can see that is still starting is waited for (its discovery is bounded
-   * by discoveryTimeout), so a call made right after mcpx came up runs instead of failing.
-   * Returns what to answer when the caller cancelled meanwhile.
-   */
-  private async untilStarted(
-    name: string | undefined,
-    catalog: CatalogSource,
-    signal: AbortSignal | undefined,
-  ): Promise<NoSession | undefined> {
-    if (name === undefined || catalog.server(name)?.status !== "starting") return undefined;
-    try {
-      await this.registry.started(name, signal);
-      return undefined;
-    } catch {
-      return { text: `Cancelled while server "${name}" was starting.`, outcome: "cancelled" };
-    }
-  }
-
-  /**
-   * Take a session of `server` for one request (`what` names it in messages), or say why there
-   * is none: cancelled while waiting, every session busy, a pool retired by a reload, shutdown,
-   * or the upstream failing to start.
-   */
-  private async lease(
-    server: ServerState,
-    what: string,
-    ctx: CallContext,
-  ): Promise<{ lease: Lease } | { failure: NoSession }> {
-    try {
-      const lease = await this.pool(server.name).acquire({
-        caller: ctx.caller ?? "default",
-        ...(ctx.clientKey !== undefined && { client: ctx.clientKey }),
-        timeoutMs: server.config.timeoutMs,
-        ...(ctx.signal && { signal: ctx.signal }),
-      });
-      return { lease };
-    } catch (err) {
-      return { failure: noSession(server, what, err, ctx.signal, (t) => this.log.redact(t)) };
     }
   }
 }

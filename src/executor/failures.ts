@@ -1,5 +1,5 @@
 /** What a call answers when it never reached a tool, or the upstream failed it. */
-import type { CallOutcome } from "./executor.js";
+import type { CallOutcome, NoSession } from "./context.js";
 import type { ToolResult } from "../types.js";
 import { classifyFailure } from "../upstream/sdk-errors.js";
 import type { ServerState } from "../registry/registry.js";
@@ -7,13 +7,6 @@ import { errorMessage, ProxyError } from "../errors.js";
 
 export const SHUTTING_DOWN =
   "mcpx is shutting down; the call was not completed. Retry once mcpx is back";
-
-/** Why a request got no upstream session, as the client and the log see it. */
-export interface NoSession {
-  text: string;
-  outcome: CallOutcome;
-  error?: string;
-}
 
 /**
  * Why `what` (a call or a read) got no session of `server`: cancelled while waiting, every session

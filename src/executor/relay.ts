@@ -3,55 +3,36 @@
  * completion/complete, resources/read. They take a session as calls do (the server's policy,
  * its timeout, the caller's cancellation, drained at shutdown) and are logged with their caller.
  */
-import type { Logger } from "../logger.js";
 import type { RequestOptions, UpstreamSession } from "../upstream/types.js";
-import type { Lease } from "../registry/pool.js";
 import type { ServerState } from "../registry/registry.js";
-import type { CatalogSource } from "../registry/view.js";
-import type { CallContext } from "./executor.js";
-import { relayFailure, SHUTTING_DOWN, type NoSession, type RelayFailure } from "./failures.js";
+import type { Admission } from "./admission.js";
+import type { CallContext } from "./context.js";
+import { relayFailure, SHUTTING_DOWN, type RelayFailure } from "./failures.js";
 import { unavailable } from "./resolve.js";
 
 /** How a relayed request ended: the upstream's result, or why there is none. */
 export type RelayEnd<T> = { result: T } | { failure: RelayFailure };
 
-/** The executor's steps a relayed request goes through (see Executor). */
-export interface RelaySteps {
-  accepting: boolean;
-  log: Logger;
-  catalog: CatalogSource;
-  track<R>(ctx: CallContext, work: (signal: AbortSignal) => Promise<R>): Promise<R>;
-  untilStarted(
-    name: string,
-    catalog: CatalogSource,
-    signal: AbortSignal,
-  ): Promise<NoSession | undefined>;
-  lease(
-    server: ServerState,
-    what: string,
-    ctx: CallContext,
-  ): Promise<{ lease: Lease } | { failure: NoSession }>;
-}
-
 /** Run `run` on a session of `server`; every failure comes back as data, never thrown. */
 export async function relayRequest<T>(
-  steps: RelaySteps,
+  admission: Admission,
   server: ServerState,
   what: string,
   ctx: CallContext,
   run: (session: UpstreamSession, options: RequestOptions) => Promise<T>,
 ): Promise<RelayEnd<T>> {
-  if (!steps.accepting) return { failure: { message: SHUTTING_DOWN, outcome: "cancelled" } };
+  if (!admission.accepting) return { failure: { message: SHUTTING_DOWN, outcome: "cancelled" } };
   const started = performance.now();
-  const redact = (t: string) => steps.log.redact(t);
-  const end = await steps.track(ctx, async (signal): Promise<RelayEnd<T>> => {
-    const stopped = await steps.untilStarted(server.name, steps.catalog, signal);
+  const redact = (t: string) => admission.log.redact(t);
+  const catalog = admission.catalog(ctx);
+  const end = await admission.track(ctx, async (signal): Promise<RelayEnd<T>> => {
+    const stopped = await admission.untilStarted(server.name, catalog, signal);
     if (stopped) return { failure: { message: stopped.text, outcome: stopped.outcome } };
-    const current = steps.catalog.server(server.name) ?? server;
+    const current = catalog.server(server.name) ?? server;
     if (current.status === "down") {
       return { failure: { message: unavailable(current, redact), outcome: "refused" } };
     }
-    const acquired = await steps.lease(current, what, { ...ctx, signal });
+    const acquired = await admission.lease(current, what, { ...ctx, signal });
     if ("failure" in acquired) {
       const { text, outcome } = acquired.failure;
       return { failure: { message: text, outcome } };
@@ -70,7 +51,7 @@ export async function relayRequest<T>(
   });
   const outcome = "failure" in end ? end.failure.outcome : "ok";
   const caller = ctx.caller ?? "default";
-  steps.log.info(
+  admission.log.info(
     `${what} by ${caller}: ${outcome} in ${(performance.now() - started).toFixed(1)} ms`,
     { caller, server: server.name, request: what, outcome },
   );

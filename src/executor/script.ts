@@ -14,8 +14,8 @@ import type {
   ScriptOutcome,
 } from "../sandbox/index.js";
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
-import type { CallContext, CallOutcome } from "./executor.js";
-import type { NoSession } from "./failures.js";
+import type { Admission } from "./admission.js";
+import type { CallContext, CallOutcome } from "./context.js";
 import { ScriptMedia } from "./media.js";
 import type { ShapeRequest } from "./shape.js";
 
@@ -38,11 +38,8 @@ export interface ScriptHost {
   shape(result: ToolResult, req: ShapeRequest): Promise<ToolResult>;
   /** Tokens the script's answer may take. */
   budget: number;
-  untilStarted(
-    name: string,
-    catalog: CatalogSource,
-    signal: AbortSignal | undefined,
-  ): Promise<NoSession | undefined>;
+  /** Servers still starting are waited for through it, as a call waits for its own. */
+  admission: Admission;
 }
 
 /** How a script ended, for the answer and the log. */
@@ -67,7 +64,7 @@ export async function runScript(
   const { catalog, signal } = ctx;
   // Servers still starting are waited for (as a call waits for its own), so their tools exist.
   for (const s of catalog.servers().filter((x) => x.status === "starting")) {
-    const stopped = await host.untilStarted(s.name, catalog, signal);
+    const stopped = await host.admission.untilStarted(s.name, catalog, signal);
     if (stopped)
       return { result: textResult(stopped.text, true), outcome: stopped.outcome, calls: 0 };
   }

@@ -25,7 +25,7 @@ import { shapeOf } from "../compression/select.js";
 import { Selector } from "../compression/selector.js";
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
 import { counted, partsOf, repeated, type Part } from "./parts.js";
-import { parseResultUri, resultUri, type ResultStore, type StoredPart } from "./results.js";
+import { parseResultUri, resultUri, type ResultStore, type StoredPart } from "./result-store.js";
 
 /** What shaping one result needs to know about its call. */
 export interface ShapeRequest {

@@ -2,7 +2,7 @@ import type { HealthSettings } from "../config/load.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ServerHealth, ServerStatus } from "../registry/registry.js";
-import { systemClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../clock.js";
 
 /** What the monitor needs from the registry (a group = servers sharing one spec and pool). */
 export interface HealthTarget {

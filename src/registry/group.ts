@@ -4,7 +4,7 @@
  * and the list refreshes after `list_changed`, whatever their names.
  */
 import type { ServerConfig } from "../config/load.js";
-import type { Clock } from "../health/clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { StderrRing } from "../upstream/stderr.js";
 import type { ClientFactory, ListKind, UpstreamSession } from "../upstream/types.js";

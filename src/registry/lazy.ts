@@ -4,7 +4,7 @@
  * catalog comes from the persistent cache, or from one discovery after which they are closed.
  */
 import { errorMessage } from "../errors.js";
-import { systemClock, type Clock } from "../health/clock.js";
+import { systemClock, type Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { SessionPool } from "./pool.js";
 

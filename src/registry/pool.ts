@@ -8,7 +8,7 @@ import { ListWatch, type WatchSession } from "./listwatch.js";
 import { WaitQueue } from "./queue.js";
 import { SharedSession } from "./shared.js";
 import { SpareSessions } from "./spares.js";
-import { systemClock, type Clock } from "../health/clock.js";
+import { systemClock, type Clock } from "../clock.js";
 
 /**
  * How calls to one upstream map onto sessions (SessionPolicy, from the config):

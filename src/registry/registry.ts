@@ -6,7 +6,7 @@
  */
 import type { Config, ServerConfig } from "../config/load.js";
 import { errorMessage } from "../errors.js";
-import type { Clock } from "../health/clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { RelayHub } from "../upstream/asker.js";
 import { createClientFactory } from "../upstream/factory.js";

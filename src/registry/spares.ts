@@ -4,7 +4,7 @@
  * `idleMs` pass without such a call. Time comes from an injected clock.
  */
 import { errorMessage } from "../errors.js";
-import type { Clock } from "../health/clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { UpstreamSession } from "../upstream/types.js";
 

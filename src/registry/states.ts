@@ -5,7 +5,7 @@
  */
 import type { ServerConfig } from "../config/load.js";
 import { errorMessage } from "../errors.js";
-import type { Clock } from "../health/clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { ListKind } from "../upstream/types.js";
 import type { CachedCatalog } from "./catalog-cache.js";

@@ -1,3 +1,4 @@
+import type { LoggingLevel } from "@modelcontextprotocol/server";
 import type { Config } from "../config/load.js";
 import type { SchemaCompiler } from "../compression/schema.js";
 import type { Executor } from "../executor/executor.js";
@@ -7,6 +8,7 @@ import type { LogMessage } from "../upstream/types.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView, CatalogViews } from "../registry/view.js";
 import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
+import type { ClientSubscriptions } from "./client-subscriptions.js";
 import type { PendingCalls } from "./pending.js";
 
 /** Everything a meta-tool may use. Built once per proxy in createProxy(). */
@@ -48,7 +50,7 @@ export interface RequestContext {
   logLevel?: LogMessage["level"];
   /** Forward progress to the client; present only when the client asked for progress. */
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
-  /** The way back to the client for what an upstream asks it mid-call (see relay.ts). */
+  /** The way back to the client for what an upstream asks it mid-call (see call-channel.ts). */
   client?: ClientChannel;
 }
 
@@ -65,4 +67,20 @@ export interface MetaTool {
     ctx: ProxyContext,
     req: RequestContext,
   ): Promise<ToolResult>;
+}
+
+/**
+ * What one downstream connection (stdio) or 2025-era HTTP session remembers between requests.
+ * 2026-07-28 requests get none: nothing is kept per client between them.
+ */
+export interface SessionMemory {
+  /** The level set with logging/setLevel (2025 era). */
+  level?: LoggingLevel;
+  /** The describe description the client last listed, and for which caller. */
+  shown?: string;
+  caller?: string;
+  /** Versions of the prompt and resource lists the client holds (see handlers/subscriptions.ts). */
+  lists?: { prompts: string; resources: string };
+  /** The resources it subscribed to. */
+  subscriptions?: ClientSubscriptions;
 }

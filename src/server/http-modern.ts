@@ -6,13 +6,10 @@
  */
 import { createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
+import { ClientSubscriptions } from "./client-subscriptions.js";
 import type { ProxyContext } from "./context.js";
 import { listVersions } from "./handlers/env.js";
-import {
-  ClientSubscriptions,
-  listenedResources,
-  subscribeListen,
-} from "./handlers/subscriptions.js";
+import { listenedResources, subscribeListen } from "./handlers/subscriptions.js";
 import { whenEnded } from "./http-legacy.js";
 import { createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { describeTool } from "./tools/describe.js";

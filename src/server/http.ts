@@ -1,6 +1,6 @@
 /**
  * Streamable HTTP downstream: `/mcp` and `/mcp/<caller>` for both protocol eras, and `/healthz`.
- * Security checks (Host, Origin, bearer tokens) come first (http-security.ts); then each request
+ * Security checks (Host, Origin, bearer tokens) come first (src/auth/http-security.ts); then each request
  * goes to the endpoint of its era: 2026-07-28 (http-modern.ts) or 2025 (http-legacy.ts).
  */
 import { createServer, type Server as NodeServer } from "node:http";
@@ -9,12 +9,11 @@ import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
-import { mountDashboard } from "../dashboard/index.js";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import { textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
-import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "./auth-throttle.js";
+import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
 import { LegacyEndpoint, rpcError } from "./http-legacy.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -25,7 +24,7 @@ import {
   originValidation,
   retryAfterSeconds,
   TokenTable,
-} from "./http-security.js";
+} from "../auth/http-security.js";
 import { authInfoFor, callerOfAuth, cleanCaller, envelopeClientName } from "./mcp-server.js";
 import { sessionKey } from "./session-token.js";
 
@@ -48,7 +47,20 @@ export interface HttpOptions {
   connections?: Partial<ConnectionLimits>;
   /** Throttling of failed bearer tokens, and its clock (defaults: DEFAULT_THROTTLE, Date.now). */
   throttle?: Partial<ThrottleLimits> & { now?: () => number };
+  /**
+   * More routes beside /mcp, behind the same Host, Origin and token checks: the web dashboard
+   * (serve.ts passes src/dashboard's mountDashboard; the dashboard sits above the server, so the
+   * server never imports it).
+   */
+  mount?: HttpMount;
 }
+
+/** Mounts routes on the app; closed with the server. */
+export type HttpMount = (
+  app: express.Express,
+  ctx: ProxyContext,
+  auth: { tokens: TokenTable },
+) => { close(): void };
 
 /** What one HTTP server holds open and how long a client may take to send a request. */
 export interface ConnectionLimits {
@@ -88,7 +100,7 @@ const CLOSE_GRACE_MS = 1_000;
 /** Sessions one replica keeps state for (idle time, log level, stream); see legacy-sessions.ts. */
 const MAX_SESSIONS = 10_000;
 
-export { allowedHostnames, exposure, isLoopback } from "./http-security.js";
+export { allowedHostnames, exposure, isLoopback } from "../auth/http-security.js";
 
 /** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
 const ROUTES = ["/mcp", "/mcp/:caller"];
@@ -132,7 +144,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   // before a byte of the body is read: an unauthenticated request costs no parsing.
   app.all(ROUTES, authenticate(ctx, tokens), parseBody(), mcpRoute(ctx, { modern, legacy }));
   // The web dashboard: `/`, `/assets/*`, `/api/*` (src/dashboard/), same checks as /mcp above.
-  const dashboard = mountDashboard(app, ctx, { tokens });
+  const dashboard = options.mount?.(app, ctx, { tokens }) ?? { close: () => undefined };
   app.use(errorRoute(ctx));
 
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };

@@ -5,7 +5,7 @@
  * `maxSessions` the longest-unseen idle session is forgotten (not ended: any replica still
  * serves it until its id expires).
  */
-import type { SessionMemory } from "./mcp-server.js";
+import type { SessionMemory } from "./context.js";
 
 /** A session's state on this replica. */
 export interface SessionState extends SessionMemory {

@@ -3,8 +3,8 @@
  * catalog, so a client is told when that description changes for its caller, and only then.
  */
 import { errorMessage } from "../errors.js";
-import type { ProxyContext } from "./context.js";
-import { DEFAULT_CALLER, type SessionMemory } from "./mcp-server.js";
+import type { ProxyContext, SessionMemory } from "./context.js";
+import { DEFAULT_CALLER } from "./mcp-server.js";
 import { describeTool } from "./tools/describe.js";
 
 /**

@@ -19,18 +19,15 @@ import {
 import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
-import type { Era, MetaTool, ProxyContext, RequestContext } from "./context.js";
+import type { Era, MetaTool, ProxyContext, RequestContext, SessionMemory } from "./context.js";
 import { inputProblem } from "./input-limits.js";
 import { registerCompletionHandler } from "./handlers/completion.js";
 import type { HandlerEnv } from "./handlers/env.js";
 import { PageCursors } from "./handlers/pages.js";
 import { registerPromptHandlers } from "./handlers/prompts.js";
 import { registerResourceHandlers } from "./handlers/resources.js";
-import {
-  registerSubscriptionHandlers,
-  type ClientSubscriptions,
-} from "./handlers/subscriptions.js";
-import { relayCall } from "./relay.js";
+import { registerSubscriptionHandlers } from "./handlers/subscriptions.js";
+import { callWithChannel } from "./call-channel.js";
 import { sessionKey } from "./session-token.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
@@ -67,22 +64,6 @@ export function listMetaTools(view: CatalogView): Tool[] {
       : t.inputSchema) as Tool["inputSchema"],
     ...(t.annotations && { annotations: t.annotations }),
   }));
-}
-
-/**
- * What one downstream connection (stdio) or 2025-era HTTP session remembers between requests.
- * 2026-07-28 requests get none: nothing is kept per client between them.
- */
-export interface SessionMemory {
-  /** The level set with logging/setLevel (2025 era). */
-  level?: LoggingLevel;
-  /** The describe description the client last listed, and for which caller. */
-  shown?: string;
-  caller?: string;
-  /** Versions of the prompt and resource lists the client holds (see handlers/subscriptions.ts). */
-  lists?: { prompts: string; resources: string };
-  /** The resources it subscribed to. */
-  subscriptions?: ClientSubscriptions;
 }
 
 export interface DownstreamOptions {
@@ -238,7 +219,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
       ...(clientId !== undefined && { clientId }),
       confined: options.localClient !== true && ctx.views.profileFor(caller).clientRoots !== true,
     };
-    const answer = await relayCall(ctx, server, req, who, async (client, signal) => {
+    const answer = await callWithChannel(ctx, server, req, who, async (client, signal) => {
       try {
         return await tool.handle(args, ctx, {
           ...context,

@@ -10,21 +10,16 @@ import {
   StdioServerTransport,
 } from "@modelcontextprotocol/server/stdio";
 import { errorMessage } from "../errors.js";
-import type { ProxyContext } from "./context.js";
+import { ClientSubscriptions } from "./client-subscriptions.js";
+import type { ProxyContext, SessionMemory } from "./context.js";
 import {
-  ClientSubscriptions,
   listenedResources,
   serverSink,
   subscribeListen,
   watchClient,
 } from "./handlers/subscriptions.js";
 import { watchCatalog } from "./list-changed.js";
-import {
-  createDownstream,
-  DEFAULT_CALLER,
-  envelopeClientName,
-  type SessionMemory,
-} from "./mcp-server.js";
+import { createDownstream, DEFAULT_CALLER, envelopeClientName } from "./mcp-server.js";
 
 export interface StdioHandle {
   /** Resolves when the client goes away (stdin ends). */

@@ -2,7 +2,7 @@
  * The downstream client as the registry sees it during a call: a `ClientChannel` to relay what
  * an upstream asks mid-call (roots, elicitation, sampling), what the client declared it can
  * answer, and the error an upstream gets when mcpx cannot relay. Built per request by
- * src/server/ (relay.ts); no SDK here.
+ * src/server/ (call-channel.ts); no SDK here.
  */
 
 /** A root as MCP lists it: a `file://` URI and an optional name. */

@@ -1,4 +1,4 @@
-import type { Clock } from "../../src/health/clock.js";
+import type { Clock } from "../../src/clock.js";
 
 /** A clock tests drive by hand: timers fire only inside advance(). */
 export class FakeClock implements Clock {

@@ -1,5 +1,5 @@
 /** In-process upstreams and proxies: the SDK's linked in-memory transports, no processes. */
-import type { Clock } from "../../src/health/clock.js";
+import type { Clock } from "../../src/clock.js";
 import { InMemoryTransport as DownstreamPair, type Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";

@@ -8,8 +8,10 @@ import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotoco
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod";
-import { measure } from "../../src/commands/stats.js";
-import { loadTokenCounter } from "../../src/commands/tokens.js";
+import { mountDashboard } from "../../src/dashboard/index.js";
+import { measure } from "../../src/economy/report.js";
+import { listMetaTools } from "../../src/server/mcp-server.js";
+import { loadTokenCounter } from "../../src/economy/tokens.js";
 import { parseConfig, type Config } from "../../src/config/load.js";
 import { createProxy, type Proxy } from "../../src/proxy.js";
 import { connectTransport } from "../../src/upstream/factory.js";
@@ -99,7 +101,7 @@ async function start(cfg: Config = config(), host = "127.0.0.1"): Promise<string
     },
   });
   await proxy.start();
-  http = await serveHttp(proxy.context, { host, port: 0 });
+  http = await serveHttp(proxy.context, { host, port: 0, mount: mountDashboard });
   return http.url.replace(/\/mcp$/, "");
 }
 
@@ -270,6 +272,7 @@ describe("dashboard API without auth (this machine)", () => {
       proxy!.context.registry,
       proxy!.context.config.profiles.default!,
       await loadTokenCounter(),
+      listMetaTools,
     );
     expect(economy.body.total).toEqual(expected.total);
     expect(economy.body.rows).toEqual(expected.rows);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SchemaCompiler } from "../../src/compression/schema.js";
 import { innerResult, scriptResult } from "../../src/executor/script.js";
 import type { ServerState } from "../../src/registry/registry.js";
-import { renderApi } from "../../src/server/api.js";
+import { renderApi } from "../../src/server/script-typings.js";
 import type { ToolDef } from "../../src/types.js";
 
 describe("an inner call's result as the script sees it", () => {

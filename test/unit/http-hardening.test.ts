@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { mountDashboard } from "../../src/dashboard/index.js";
 import type { Proxy } from "../../src/proxy.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/server/http.js";
 import { memoryConfig, memoryProxy, quietLogger } from "../helpers/inmemory.js";
@@ -37,7 +38,12 @@ afterEach(async () => {
 });
 
 async function serve(options: Partial<HttpOptions> = {}): Promise<HttpHandle> {
-  const http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0, ...options });
+  const http = await serveHttp(proxy.context, {
+    host: "127.0.0.1",
+    port: 0,
+    mount: mountDashboard,
+    ...options,
+  });
   opened.push(http);
   return http;
 }

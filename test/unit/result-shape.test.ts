@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { applySelect, selectedNothing, shapeOf } from "../../src/compression/select.js";
 import { compressResult } from "../../src/compression/result.js";
 import { decodeSparse } from "../../src/compression/sparse.js";
-import { ResultStore } from "../../src/executor/results.js";
+import { ResultStore } from "../../src/executor/result-store.js";
 import { ResultShaper, type ShapeRequest } from "../../src/executor/shape.js";
 import type { ToolResult } from "../../src/types.js";
 import { FakeClock } from "../helpers/clock.js";

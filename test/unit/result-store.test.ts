@@ -1,5 +1,5 @@
 /**
- * The store cut results are paged from (src/executor/results.ts): bounded by count, size and age
+ * The store cut results are paged from (src/executor/result-store.ts): bounded by count, size and age
  * on an injected clock, and private to the caller whose call made each handle.
  */
 import { describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import {
   resultUri,
   ResultStore,
   type StoredResult,
-} from "../../src/executor/results.js";
+} from "../../src/executor/result-store.js";
 import { FakeClock } from "../helpers/clock.js";
 
 const entry = (chars: number): StoredResult => ({

@@ -6,8 +6,7 @@
 import { ProtocolError, type ServerContext } from "@modelcontextprotocol/server";
 import type { RelayFailure } from "../../executor/failures.js";
 import type { CatalogView } from "../../registry/view.js";
-import type { Era, ProxyContext } from "../context.js";
-import type { SessionMemory } from "../mcp-server.js";
+import type { Era, ProxyContext, SessionMemory } from "../context.js";
 import type { PageCursors } from "./pages.js";
 
 export interface HandlerEnv {

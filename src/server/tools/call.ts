@@ -1,4 +1,4 @@
-import type { CallContext } from "../../executor/executor.js";
+import type { CallContext } from "../../executor/context.js";
 import { normalizeCallInput } from "../../executor/normalize.js";
 import { codeModeOff } from "../../executor/script.js";
 import type { CatalogView } from "../../registry/view.js";

@@ -12,7 +12,7 @@ import {
 import type { CatalogView } from "../../registry/view.js";
 import { codeModeOff } from "../../executor/script.js";
 import type { JsonSchema } from "../../types.js";
-import { renderApi, type ApiServer } from "../api.js";
+import { renderApi, type ApiServer } from "../script-typings.js";
 import type { MetaTool, ProxyContext, RequestContext } from "../context.js";
 
 async function describeOne(

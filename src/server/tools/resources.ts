@@ -1,5 +1,5 @@
 import { UriTemplate } from "@modelcontextprotocol/server";
-import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/results.js";
+import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/result-store.js";
 import type { CatalogView } from "../../registry/view.js";
 import { textResult, type ContentBlock, type ToolResult } from "../../types.js";
 import type { MetaTool, ProxyContext } from "../context.js";

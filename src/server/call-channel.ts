@@ -32,7 +32,7 @@ export interface CallIdentity {
  * Run one tools/call with the channel of its era. A modern request carrying a `requestState`
  * is a retry of a call that waits on this replica (or not: then it says so).
  */
-export async function relayCall(
+export async function callWithChannel(
   ctx: ProxyContext,
   server: Server,
   req: ServerContext,

@@ -1,12 +1,13 @@
 /**
  * HTTP security: who may bind where, which Host and Origin headers a request may carry, and
- * bearer tokens. Pure functions and small classes; the routes in http.ts apply them.
+ * bearer tokens. Pure functions and small classes; the routes of server/http.ts and the dashboard
+ * apply them. A leaf of its own (src/auth/): config and logger below it, nothing above.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import type { NextFunction, Request, Response } from "express";
 import type { AuthConfig, Config } from "../config/load.js";
-import type { AuthThrottle } from "./auth-throttle.js";
+import type { AuthThrottle } from "./throttle.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
@@ -76,7 +77,7 @@ export function originValidation(allowed: readonly string[]) {
 export class TokenTable {
   private readonly digests = new WeakMap<AuthConfig, { digest: Buffer; caller: string }[]>();
 
-  /** `throttle` slows down guessing: see auth-throttle.ts. */
+  /** `throttle` slows down guessing: see throttle.ts. */
   constructor(private readonly throttle?: AuthThrottle) {}
 
   /**
