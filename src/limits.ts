@@ -1,5 +1,5 @@
 /**
- * What a client may send mcpx, in one place; the README's "Limits" section lists each. They keep
+ * What a client may send mcpx, in one place; the "Limits" section of docs/performance.md lists each. They keep
  * one bad or hostile request from taking the proxy's memory, stack or CPU; each is enforced where
  * the input arrives, with an error that names the limit and what to do instead.
  */
@@ -32,7 +32,7 @@ export const LIMITS = {
   textChars: 8192,
 } as const;
 
-/** Bytes in the README's units: "4 MB" (MiB, as express counts "4mb"). */
+/** Bytes in the units docs/performance.md uses: "4 MB" (MiB, as express counts "4mb"). */
 export function megabytes(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;

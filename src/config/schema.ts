@@ -15,19 +15,53 @@ const resultBudget = z.number().int().min(100).max(1_000_000);
 /** Keys mcpx understands in a server entry, whatever its transport. */
 const common = {
   /** One-line summary shown in the catalog instead of the server's own instructions. */
-  description: z.string().optional(),
+  description: z
+    .string()
+    .optional()
+    .describe(
+      "One-line summary shown in the catalog (default: the server's own title or instructions).",
+    ),
   /** Skip this server entirely (Cline and others write this key). */
-  disabled: z.boolean().optional(),
+  disabled: z.boolean().optional().describe("`true` skips the server."),
   /** Per-request timeout in milliseconds (Claude Code's key). */
-  timeout: timeoutMs.optional(),
+  timeout: timeoutMs
+    .optional()
+    .describe(
+      "Per-request timeout in ms (default `callTimeout`), reset whenever the upstream reports progress.",
+    ),
   /** How calls map onto upstream sessions: client (default), isolated, shared, caller. */
-  session: z.enum(["client", "isolated", "shared", "caller"]).optional(),
+  session: z
+    .enum(["client", "isolated", "shared", "caller"])
+    .optional()
+    .describe(
+      "How calls map onto upstream sessions: `client` (default: one session per downstream client), `isolated` (a fresh session per call), `shared` (one long-lived session for all), `caller` (one per caller). See docs/operations.md, Sessions.",
+    ),
   /** client, isolated: spare sessions kept ready (default 1 for stdio, 0 for http/sse). */
-  prewarm: z.number().int().min(0).max(16).optional(),
+  prewarm: z
+    .number()
+    .int()
+    .min(0)
+    .max(16)
+    .optional()
+    .describe(
+      "client, isolated: spare sessions kept initialized (default 1 for stdio, 0 for http/sse); isolated: a burst adds more, up to `maxSessions`.",
+    ),
   /** Concurrent sessions (client: clients; isolated: calls; caller: callers); further calls queue. */
-  maxSessions: z.number().int().min(1).max(256).optional(),
+  maxSessions: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe(
+      "client: concurrent clients; isolated: concurrent calls and the most spares a burst grows to; caller: concurrent callers. Further calls queue.",
+    ),
   /** client, caller: close an idle client's (caller's) session after this many ms. */
-  idleTimeout: timeoutMs.optional(),
+  idleTimeout: timeoutMs
+    .optional()
+    .describe(
+      "client, caller: ms before an idle session closes; isolated: spares a burst added close after this long unused.",
+    ),
   /** Which of the server's tools are shown (Gemini's includeTools / excludeTools, Codex's enabled_tools / disabled_tools). */
   tools: z
     .strictObject({
@@ -41,35 +75,80 @@ const common = {
               error: 'takes exact tool names; "*" patterns belong in "exclude" or a profile',
             }),
         )
-        .optional(),
+        .optional()
+        .describe("Only these tools (exact names); exclude wins over include."),
       /** Never these tools: names, or patterns where "*" matches any characters. */
-      exclude: z.array(z.string().min(1)).optional(),
+      exclude: z
+        .array(z.string().min(1))
+        .optional()
+        .describe('Never these tools: names, or patterns where "*" matches any characters.'),
     })
-    .optional(),
+    .optional()
+    .describe(
+      "Only / never these tools of the server, through every profile (also spelled `includeTools` / `excludeTools`, as Gemini does); exclude wins.",
+    ),
   /** This server's result budget in tokens (the top-level `resultBudget` otherwise). */
-  resultBudget: resultBudget.optional(),
+  resultBudget: resultBudget
+    .optional()
+    .describe(
+      "Tokens a result of this server may take before it is cut (default: the top-level `resultBudget`).",
+    ),
   /** Roots the server gets outside a call (or when the caller's client has none): paths or file:// URIs. */
-  roots: z.array(z.string().min(1)).optional(),
+  roots: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "Folders (relative to the config file) or `file://` URIs: the server's roots outside a call and on `shared` sessions.",
+    ),
   /** "lazy": started on first use, its catalog from the cache, closed after idleTimeout unused. */
-  start: z.enum(["eager", "lazy"]).optional(),
+  start: z
+    .enum(["eager", "lazy"])
+    .optional()
+    .describe(
+      "`lazy`: started on first use, its catalog from the cache, closed after `idleTimeout` unused (default `eager`).",
+    ),
 };
 
 /** Keys only a stdio server has. */
 const stdioShape = {
-  command: z.string().min(1, { error: "must be a non-empty command (an executable or path)" }),
-  args: z.array(z.string()).optional(),
-  env: stringMap.optional(),
-  cwd: z.string().optional(),
-  inheritEnv: z.boolean().optional(),
+  command: z
+    .string()
+    .min(1, { error: "must be a non-empty command (an executable or path)" })
+    .describe("How to start the server: an executable or a path (`${VAR}` expands)."),
+  args: z.array(z.string()).optional().describe("The command's arguments (`${VAR}` expands)."),
+  env: stringMap
+    .optional()
+    .describe("Variables added to the child's environment (`${VAR}` expands)."),
+  cwd: z
+    .string()
+    .optional()
+    .describe("The server's working folder; a relative `cwd` is relative to the config file."),
+  inheritEnv: z
+    .boolean()
+    .optional()
+    .describe(
+      "`true` passes mcpx's whole environment (also settable at the top level); otherwise a child gets only `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` and its `env`.",
+    ),
   /** A dotenv file whose variables are added to `env` (`env` wins); relative to the config file. */
-  envFile: z.string().min(1).optional(),
+  envFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "A dotenv file whose variables the server gets (`env` wins); relative to the config file.",
+    ),
 };
 
 /** Keys only an http or sse server has. */
 const remoteShape = {
   // Checked as a URL after ${VAR} expansion (servers.ts): "${MCP_URL}" is not a URL until then.
-  url: z.string().min(1, { error: "must be an http:// or https:// URL" }),
-  headers: stringMap.optional(),
+  url: z
+    .string()
+    .min(1, { error: "must be an http:// or https:// URL" })
+    .describe("Where the server is: an http:// or https:// URL (`${VAR}` expands)."),
+  headers: stringMap
+    .optional()
+    .describe("What to send with every request (`${VAR}` expands; values are secrets)."),
 };
 
 /** Every value `type` may take. */
@@ -80,7 +159,16 @@ export const SERVER_TYPES = ["stdio", "http", "streamable-http", "sse"] as const
  * entry (foreign keys removed), so a misspelled key is reported even when the transport is unclear.
  */
 export const serverKeysSchema = z
-  .strictObject({ type: z.enum(SERVER_TYPES), ...stdioShape, ...remoteShape, ...common })
+  .strictObject({
+    type: z
+      .enum(SERVER_TYPES)
+      .describe(
+        '`"stdio"` (default when `command` is given), `"http"` / `"streamable-http"` (default when only `url` is given), `"sse"`.',
+      ),
+    ...stdioShape,
+    ...remoteShape,
+    ...common,
+  })
   .partial();
 
 /** Keys of ours that may appear in a server entry. */
@@ -135,53 +223,109 @@ export const ALIASED_SERVER_KEYS: Readonly<
 };
 
 export const compressionSchema = z.strictObject({
-  results: z.enum(["auto", "toon", "json", "off"]).optional(),
-  schemas: z.enum(["typescript", "json"]).optional(),
+  results: z
+    .enum(["auto", "toon", "json", "off"])
+    .optional()
+    .describe(
+      "`auto` (default: TOON only when it is smaller than compact JSON), `toon`, `json`, `off`.",
+    ),
+  schemas: z
+    .enum(["typescript", "json"])
+    .optional()
+    .describe("`typescript` (default: a declaration, JSON when that is not smaller) or `json`."),
 });
 
 export const healthSchema = z.strictObject({
   /** ms between health checks of a ready server. */
-  interval: timeoutMs.optional(),
+  interval: timeoutMs.optional().describe("ms between health checks of each upstream."),
   /** ms a health check may take. */
-  timeout: timeoutMs.optional(),
+  timeout: timeoutMs.optional().describe("ms a health check may take."),
   /** Consecutive failed checks after which a server is down. */
-  failureThreshold: z.number().int().min(1).max(100).optional(),
+  failureThreshold: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Failed checks in a row after which a server is `down`."),
   /** First reconnect delay of a down server, in ms; doubles up to retryMax. */
-  retryInitial: timeoutMs.optional(),
-  retryMax: timeoutMs.optional(),
+  retryInitial: timeoutMs
+    .optional()
+    .describe("First reconnect delay of a down server (ms); doubles, ±25% jitter."),
+  retryMax: timeoutMs.optional().describe("Cap of the reconnect delay (ms)."),
 });
 
 export const logSchema = z.strictObject({
   /** Also write logs to this file (useful in stdio mode, where a client may hide stderr). */
-  file: z.string().min(1),
+  file: z.string().min(1).describe("Also write logs to this file (relative to the config file)."),
   /** Rotate when the file reaches this size. */
-  maxBytes: z.number().int().min(1024).optional(),
+  maxBytes: z.number().int().min(1024).optional().describe("Rotate the log file at this size."),
   /** Rotated files kept (file.1 … file.N). */
-  maxFiles: z.number().int().min(1).max(100).optional(),
+  maxFiles: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Rotated files kept (`file.1` … `file.N`)."),
 });
 
 /** `tools` of a profile: `server.tool` refs with `*` wildcards; deny wins over allow. */
 export const profileToolsSchema = z.strictObject({
-  allow: z.array(z.string().min(1)).optional(),
-  deny: z.array(z.string().min(1)).optional(),
+  allow: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'Refs with `*` wildcards (`"github.*"`); no `allow` means every one of the profile\'s servers.',
+    ),
+  deny: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Refs with `*` wildcards (`"*.delete_*"`); deny wins over allow.'),
 });
 
 /** What one profile may see and call. */
 export const profileSchema = z.strictObject(
   {
     /** Server names, or patterns with `*` (`["*"]` is every server). */
-    servers: z.array(z.string().min(1)),
-    tools: profileToolsSchema.optional(),
+    servers: z
+      .array(z.string().min(1))
+      .describe('Names from `mcpServers`, or patterns with `*` (`["*"]` is every server).'),
+    tools: profileToolsSchema
+      .optional()
+      .describe("`server.tool` refs the profile may see and call; deny wins over allow."),
     /** `server.prompt` refs with `*` wildcards; deny wins over allow. */
-    prompts: profileToolsSchema.optional(),
+    prompts: profileToolsSchema
+      .optional()
+      .describe(
+        "`server.prompt` refs, as `tools` does for tools; a hidden prompt is answered like a missing one.",
+      ),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
-    readOnly: z.boolean().optional(),
+    readOnly: z
+      .boolean()
+      .optional()
+      .describe("`true` hides every tool whose annotations do not say `readOnlyHint: true`."),
     /** HTTP callers' roots reach upstreams as given, not held within each server's `roots`. */
-    clientRoots: z.boolean().optional(),
+    clientRoots: z
+      .boolean()
+      .optional()
+      .describe(
+        "`true`: the profile's HTTP callers give upstreams their own roots as they are, not held within each server's `roots`.",
+      ),
     /** Tools a person must allow (through elicitation) before each call: `server.tool` patterns, "destructive". */
-    confirm: z.array(z.string().min(1)).optional(),
+    confirm: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Tools a person must allow (through elicitation) before each call: `server.tool` patterns, or `destructive`.",
+      ),
     /** `call({ script })`: true, false, or limits (codeModeLimitsSchema), checked in access.ts. */
-    codeMode: z.unknown().optional(),
+    codeMode: z
+      .unknown()
+      .optional()
+      .describe(
+        "`call({ script })`: `false` turns it off; `true` or limits (each missing one takes the sandbox's default). Off in untrusted configs.",
+      ),
   },
   { error: notAnObject('must be an object like { "servers": ["*"] }') },
 );
@@ -200,17 +344,32 @@ export const codeModeLimitsSchema = z.strictObject({
     .int()
     .min(1)
     .max(24 * 3600 * 1000)
-    .optional(),
+    .optional()
+    .describe("Wall time of one script, inner calls included (ms)."),
   /** Memory of one script's QuickJS runtime (bytes). */
-  memoryBytes: bytes(MIB, 1024 * MIB).optional(),
+  memoryBytes: bytes(MIB, 1024 * MIB)
+    .optional()
+    .describe("Memory of one script's QuickJS runtime (bytes)."),
   /** QuickJS stack (bytes). */
-  stackBytes: bytes(64 * 1024, 4 * MIB).optional(),
+  stackBytes: bytes(64 * 1024, 4 * MIB)
+    .optional()
+    .describe("QuickJS stack (bytes)."),
   /** Inner calls one script may make. */
-  calls: z.number().int().min(0).max(10_000).optional(),
+  calls: z
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .optional()
+    .describe("Inner calls one script may make."),
   /** The returned value as JSON (bytes). */
-  resultBytes: bytes(1, 64 * MIB).optional(),
+  resultBytes: bytes(1, 64 * MIB)
+    .optional()
+    .describe("The returned value as JSON (bytes)."),
   /** Everything one script logs (bytes). */
-  logBytes: bytes(0, 16 * MIB).optional(),
+  logBytes: bytes(0, 16 * MIB)
+    .optional()
+    .describe("Everything one script logs (bytes)."),
 });
 
 /** Profile name → profile; each profile is checked on its own (access.ts). */
@@ -225,27 +384,40 @@ export const authSchema = z.strictObject(
      * Bearer token (or `${VAR}`) → the caller it identifies. Values are checked by position in
      * access.ts: a zod issue would name the key, and a key may be a literal token.
      */
-    tokens: z.record(z.string(), z.unknown(), {
-      error: notAnObject(
-        'must be an object of token → caller, e.g. { "${MCPX_TOKEN_CI}": "ci-bot" }',
+    tokens: z
+      .record(z.string(), z.unknown(), {
+        error: notAnObject(
+          'must be an object of token → caller, e.g. { "${MCPX_TOKEN_CI}": "ci-bot" }',
+        ),
+      })
+      .describe(
+        "Bearer token (or `${VAR}`) → the caller it identifies; every HTTP request then needs `Authorization: Bearer <token>`.",
       ),
-    }),
   },
   { error: notAnObject('must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } }') },
 );
 
 /** Top-level mcpx settings; `mcpServers` entries and access (profiles, callers, auth) are checked one by one. */
 export const settingsSchema = z.strictObject({
-  $schema: z.string().optional(),
-  mcpServers: z.record(z.string(), z.unknown(), {
-    error: (issue) =>
-      issue.input === undefined
-        ? 'missing. Add an object of servers, e.g. "mcpServers": { "memory": { "command": "npx", "args": ["@modelcontextprotocol/server-memory"] } }'
-        : undefined,
-  }),
-  inheritEnv: z.boolean().optional(),
+  $schema: z
+    .string()
+    .optional()
+    .describe(
+      "The JSON Schema editors check this file with, e.g. `./node_modules/mcpx/schema/mcpx.schema.json`; mcpx ignores it.",
+    ),
+  mcpServers: z
+    .record(z.string(), z.unknown(), {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'missing. Add an object of servers, e.g. "mcpServers": { "memory": { "command": "npx", "args": ["@modelcontextprotocol/server-memory"] } }'
+          : undefined,
+    })
+    .describe("Server name (`A-Z a-z 0-9 _ -`) → server entry."),
+  inheritEnv: z.boolean().optional().describe("Default `inheritEnv` for every stdio server."),
   /** How long discovery of one upstream may take at startup, in ms. */
-  discoveryTimeout: timeoutMs.optional(),
+  discoveryTimeout: timeoutMs
+    .optional()
+    .describe("ms one upstream may take to start and list its tools at startup."),
   /**
    * How long a first look (tools/list, describe) waits for servers still starting, in ms; 0
    * answers at once with what is ready.
@@ -255,34 +427,70 @@ export const settingsSchema = z.strictObject({
     .int()
     .min(0)
     .max(24 * 3600 * 1000)
-    .optional(),
+    .optional()
+    .describe(
+      "ms the first `tools/list`, `describe` (any form) and the prompt and resource lists wait for servers still starting; then they answer with what is ready (`0`: never wait).",
+    ),
   /** Default per-call timeout in ms (a server's own `timeout` wins). */
-  callTimeout: timeoutMs.optional(),
-  compression: compressionSchema.optional(),
+  callTimeout: timeoutMs.optional().describe("Default per-request timeout in ms."),
+  compression: compressionSchema.optional().describe("How results and schemas are encoded."),
   /** Tokens a `call` result may take before it is cut and kept for paging (servers may override). */
-  resultBudget: resultBudget.optional(),
-  health: healthSchema.optional(),
-  log: logSchema.optional(),
+  resultBudget: resultBudget
+    .optional()
+    .describe(
+      "Tokens (o200k) a `call` result may take before it is cut and kept for paging (servers may override).",
+    ),
+  health: healthSchema.optional().describe("Health checks and reconnects of each upstream."),
+  log: logSchema.optional().describe("A log file besides stderr."),
   /** ms in-flight calls may take to finish at shutdown before they are cancelled. */
-  shutdownGrace: timeoutMs.optional(),
+  shutdownGrace: timeoutMs
+    .optional()
+    .describe("ms in-flight calls may take to finish at shutdown before they are cancelled."),
   /** The persistent catalog cache: false turns it off, a path moves it (default $XDG_CACHE_HOME/mcpx). */
   catalogCache: z
     .union([z.boolean(), z.string().min(1)], {
       error: 'must be false (no cache) or a folder path, e.g. "catalogCache": "~/.cache/mcpx"',
     })
-    .optional(),
+    .optional()
+    .describe(
+      "`false` turns the catalog cache off, a folder moves it (default `$XDG_CACHE_HOME/mcpx`, `~/.cache/mcpx`).",
+    ),
   /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
-  pageSize: z.number().int().min(1).max(10_000).optional(),
+  pageSize: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .optional()
+    .describe("Items per page of `prompts/list`, `resources/list` and `resources/templates/list`."),
   /** Key that signs 2025-era HTTP session ids (`${VAR}` allowed); replicas must share it. */
-  sessionSecret: z.string().optional(),
-  profiles: z.unknown().optional(),
-  callers: z.unknown().optional(),
-  auth: z.unknown().optional(),
+  sessionSecret: z
+    .string()
+    .optional()
+    .describe(
+      "Key signing 2025-era HTTP session ids (`${VAR}` allowed, ≥ 16 characters, a secret); set the same one on every replica (default: derived from the config's content).",
+    ),
+  profiles: z
+    .unknown()
+    .optional()
+    .describe(
+      "Profile name → what it may see and call (default: one `default` profile with every server; with `profiles`, `default` is required).",
+    ),
+  callers: z
+    .unknown()
+    .optional()
+    .describe("Caller → profile name; callers not listed get `default`."),
+  auth: z.unknown().optional().describe("Bearer tokens for HTTP."),
   /**
    * "untrusted": a file that may not be the user's (it came with a cloned repository). No stdio
    * servers, only https to public hosts, no credentials or environment values sent upstream.
    */
-  trust: z.literal("untrusted").optional(),
+  trust: z
+    .literal("untrusted")
+    .optional()
+    .describe(
+      "`untrusted`: no stdio servers, only https to public hosts, no credentials or environment values sent upstream, no code mode.",
+    ),
 });
 export type Settings = z.infer<typeof settingsSchema>;
 

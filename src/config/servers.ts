@@ -100,7 +100,7 @@ function parseServer(
     timeoutMs: entry.timeout ?? defaults.callTimeoutMs,
     session: {
       // One session per client keeps what stateful servers hold between a client's calls
-      // (browser pages, search sessions, thought history): see README "Sessions".
+      // (browser pages, search sessions, thought history): see "Sessions" in docs/operations.md.
       policy: entry.session ?? "client",
       // A spare costs a process for stdio but only a connection for http: warm stdio by default.
       prewarm: entry.prewarm ?? (spec.transport === "stdio" ? 1 : 0),

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { Pageable } from "../compression/budget.js";
 
-/** The store's limits; the defaults are documented in the README ("Token economy"). */
+/** The store's limits; the defaults are documented in docs/meta-tools.md ("Results: budget, paging, select"). */
 export interface ResultStoreLimits {
   /** Results kept at once, over all callers. */
   maxResults: number;

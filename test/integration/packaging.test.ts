@@ -150,6 +150,13 @@ describe("the packed tarball, installed into an empty folder", () => {
     };
     const example = load.loadConfig(path.join(pkg, "examples/npx.json"), {});
     expect(example.servers.length).toBeGreaterThan(0);
+    // Its "$schema" names the JSON Schema shipped beside it, so editors check it offline.
+    const { $schema } = JSON.parse(readFileSync(path.join(pkg, "examples/npx.json"), "utf8")) as {
+      $schema: string;
+    };
+    const schema = path.resolve(pkg, "examples", $schema);
+    expect(schema).toBe(path.join(pkg, "schema/mcpx.schema.json"));
+    expect(JSON.parse(readFileSync(schema, "utf8"))).toMatchObject({ title: "mcpx config" });
   });
 
   it("ships the dashboard page, built by npm run build", () => {

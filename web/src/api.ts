@@ -1,4 +1,4 @@
-/** The dashboard's JSON API (documented in the README), as the page reads it. */
+/** The dashboard's JSON API (documented in docs/operations.md, "Dashboard"), as the page reads it. */
 
 export interface ServerSummary {
   name: string;
