@@ -79,6 +79,8 @@ export interface InstallOptions {
   file?: string;
   project?: string;
   dryRun: boolean;
+  /** The client's entry attaches to the shared daemon (`--daemon`; off with `--no-daemon`). */
+  daemon: boolean;
 }
 
 export interface UninstallOptions {
@@ -236,6 +238,10 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
     .option("--file <path>", "the client's config file, instead of its usual place")
     .option("--project <path>", "the project folder for --scope project/local (default: cwd)")
     .option("--dry-run", "print the changes as a diff and write nothing")
+    .option(
+      "--no-daemon",
+      "the client starts its own mcpx instead of attaching to the shared daemon of the config",
+    )
     .addHelpText("after", INSTALL_HELP)
     .action((client: string, o: Record<string, unknown>) =>
       set({
@@ -244,6 +250,7 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
           client: clientId(client),
           scope: o.scope as InstallScope,
           dryRun: o.dryRun === true,
+          daemon: o.daemon !== false,
           ...(typeof o.config === "string" && { config: o.config }),
           ...(typeof o.file === "string" && { file: o.file }),
           ...(typeof o.project === "string" && { project: o.project }),
