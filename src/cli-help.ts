@@ -12,6 +12,7 @@ Examples:
   mcpx mcpx.json --port 3000          serve streamable HTTP at http://127.0.0.1:3000/mcp
   mcpx ~/.cursor/mcp.json             serve a client's own config as it is
   mcpx --untrusted .mcp.json          a cloned project's file: no local commands, public https only
+  mcpx mcpx.json --daemon             stdio, attached to the one shared mcpx of this config
   mcpx install claude-desktop         move Claude Desktop's servers to mcpx (undo: mcpx uninstall)
   mcpx <command> --help               each command's options and examples
 
@@ -77,5 +78,25 @@ meta-tools mcpx shows instead. The same count as \`npm run bench\`.
 Examples:
   mcpx stats ~/.cursor/mcp.json
   mcpx stats mcpx.json --json
+
+${EXIT_CODES}`;
+
+export const DAEMON_HELP = `
+A client that launches \`mcpx <config> --daemon\` gets a thin shim: it attaches to the one mcpx
+daemon of that config file (starting it in the background when none runs) and relays the
+client's MCP to it. Every client of the config shares the daemon's upstream servers, catalog and
+cache; each stays its own client (caller, sessions, logging level, roots, answers). The daemon
+listens on a Unix socket under $XDG_RUNTIME_DIR/mcpx/ (else a 0700 folder in the temp dir), reloads
+the config when it changes, and exits after --daemon-idle ms with no client.
+
+Actions:
+  run     be the daemon (in the foreground; the shim starts it detached)
+  status  its pid, version, uptime, clients and upstream servers
+  stop    shut it down (its upstream servers stop; attached clients reconnect to a new one)
+  logs    print its log file
+
+Examples:
+  mcpx daemon status ~/.config/mcpx/claude-code.json
+  mcpx daemon stop ~/.config/mcpx/claude-code.json
 
 ${EXIT_CODES}`;

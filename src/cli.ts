@@ -4,9 +4,10 @@
  * dispatches it to src/commands/).
  */
 import { Command, CommanderError, Option } from "commander";
-import { FORMAT_IDS, type FormatId, type Scope } from "./config/formats/read.js";
+import { FORMAT_IDS, type FormatId, type Scope } from "./config/formats/types.js";
 import { suggest } from "./config/suggest.js";
 import {
+  DAEMON_HELP,
   IMPORT_HELP,
   INSTALL_HELP,
   SERVE_EXAMPLES,
@@ -37,6 +38,24 @@ export interface ServeOptions extends SourceOptions {
   /** HTTP: more hostnames accepted in Host and Origin headers. */
   allowedHosts: string[];
   logLevel: LogLevel;
+  /**
+   * stdio: attach to the shared daemon of this config (started if none runs) instead of serving
+   * here (`--daemon`).
+   */
+  daemon: boolean;
+  /** The daemon exits after this long with no client (ms, `--daemon-idle`). */
+  daemonIdleMs: number;
+  /** Run as the daemon itself: serve the config's Unix socket (`mcpx daemon run`). */
+  daemonRun?: boolean;
+}
+
+export type DaemonAction = "run" | "status" | "stop" | "logs";
+export const DAEMON_ACTIONS: readonly DaemonAction[] = ["run", "status", "stop", "logs"];
+
+export interface DaemonOptions {
+  action: DaemonAction;
+  /** For `run`: what serving needs. */
+  serve: ServeOptions;
 }
 
 /** The clients `install` knows: every format a client reads, mcpx's own aside. */
@@ -60,6 +79,8 @@ export interface InstallOptions {
   file?: string;
   project?: string;
   dryRun: boolean;
+  /** The client's entry attaches to the shared daemon (`--daemon`; off with `--no-daemon`). */
+  daemon: boolean;
 }
 
 export interface UninstallOptions {
@@ -88,6 +109,7 @@ export type Invocation =
   | { command: "uninstall"; options: UninstallOptions }
   | { command: "validate"; options: ValidateOptions }
   | { command: "stats"; options: StatsOptions }
+  | { command: "daemon"; options: DaemonOptions }
   | { command: "output"; text: string };
 
 /** A command line that cannot be used: `message` says what, `fix` how. */
@@ -160,6 +182,15 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
       "with --port: serve a non-loopback --host without auth (loud warning)",
     )
     .option("--caller <name>", "stdio: the caller (profile) this client is")
+    .option(
+      "--daemon",
+      "stdio: attach to the one shared mcpx of this config (started in the background if none runs)",
+    )
+    .option(
+      "--daemon-idle <ms>",
+      "the shared daemon exits after this long with no client",
+      String(DAEMON_IDLE_MS),
+    )
     .addOption(
       new Option("--log-level <level>", "logs on stderr").choices(LOG_LEVELS).default("info"),
     )
@@ -207,6 +238,10 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
     .option("--file <path>", "the client's config file, instead of its usual place")
     .option("--project <path>", "the project folder for --scope project/local (default: cwd)")
     .option("--dry-run", "print the changes as a diff and write nothing")
+    .option(
+      "--no-daemon",
+      "the client starts its own mcpx instead of attaching to the shared daemon of the config",
+    )
     .addHelpText("after", INSTALL_HELP)
     .action((client: string, o: Record<string, unknown>) =>
       set({
@@ -215,6 +250,7 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
           client: clientId(client),
           scope: o.scope as InstallScope,
           dryRun: o.dryRun === true,
+          daemon: o.daemon !== false,
           ...(typeof o.config === "string" && { config: o.config }),
           ...(typeof o.file === "string" && { file: o.file }),
           ...(typeof o.project === "string" && { project: o.project }),
@@ -247,6 +283,38 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
     .action((file: string, o: Record<string, unknown>) =>
       set({ command: "validate", options: { ...source(o), file, connect: o.connect === true } }),
     );
+  sourceOptions(program.commands.at(-1)!, { untrusted: true });
+
+  subcommand("daemon", "<action>", `the shared daemon of a config: ${DAEMON_ACTIONS.join(" | ")}`)
+    .argument("<config>")
+    .option(
+      "--daemon-idle <ms>",
+      "run: exit after this long with no client",
+      String(DAEMON_IDLE_MS),
+    )
+    .option("-p, --port <n>", "run: also serve HTTP (and the dashboard) on this port")
+    .option("--host <h>", "interface to bind with --port", "127.0.0.1")
+    .addOption(
+      new Option("--log-level <level>", "run: logs (to the daemon's log file)")
+        .choices(LOG_LEVELS)
+        .default("info"),
+    )
+    .addHelpText("after", DAEMON_HELP)
+    .action((action: string, config: string, o: Record<string, unknown>) => {
+      if (!(DAEMON_ACTIONS as readonly string[]).includes(action)) {
+        throw new UsageError(
+          `unknown daemon action "${action}".`,
+          `Use one of: ${DAEMON_ACTIONS.join(", ")} (e.g. mcpx daemon status ${config}).`,
+        );
+      }
+      set({
+        command: "daemon",
+        options: {
+          action: action as DaemonAction,
+          serve: { ...serveOptions(config, o), daemonRun: action === "run" },
+        },
+      });
+    });
   sourceOptions(program.commands.at(-1)!, { untrusted: true });
 
   subcommand("stats", "<file>", "tokens of the tool definitions, directly and through mcpx")
@@ -306,7 +374,10 @@ function clientId(value: string): ClientId {
   );
 }
 
-const COMMANDS = ["import", "install", "uninstall", "validate", "stats"];
+const COMMANDS = ["import", "install", "uninstall", "validate", "stats", "daemon"];
+
+/** How long the shared daemon stays with no client (10 minutes). */
+export const DAEMON_IDLE_MS = 600_000;
 
 /** A first word that is no file but close to a command is a misspelled command, not a config. */
 function unknownCommand(first: string | undefined): void {
@@ -333,6 +404,19 @@ function serveOptions(config: string, o: Record<string, unknown>): ServeOptions 
     }
   }
   const caller = typeof o.caller === "string" ? o.caller.trim() : undefined;
+  const daemonIdleMs = Number(o.daemonIdle ?? DAEMON_IDLE_MS);
+  if (!Number.isInteger(daemonIdleMs) || daemonIdleMs < 0) {
+    throw new UsageError(
+      `--daemon-idle must be a whole number of milliseconds, got "${String(o.daemonIdle)}".`,
+      "Use e.g. --daemon-idle 600000 (10 minutes).",
+    );
+  }
+  if (o.daemon === true && port !== undefined) {
+    throw new UsageError(
+      "--daemon is for stdio clients; --port serves HTTP here.",
+      "Drop one: a client launches `mcpx <config> --daemon`; to serve HTTP from the daemon run `mcpx daemon run <config> --port N`.",
+    );
+  }
   if (caller !== undefined && (port !== undefined || caller === "")) {
     throw new UsageError(
       port !== undefined ? "--caller is for stdio." : "--caller needs a name.",
@@ -350,5 +434,7 @@ function serveOptions(config: string, o: Record<string, unknown>): ServeOptions 
     allowUnauthenticated: o.allowUnauthenticated === true,
     allowedHosts: (o.allowedHost as string[] | undefined) ?? [],
     logLevel: o.logLevel as LogLevel,
+    daemon: o.daemon === true,
+    daemonIdleMs,
   };
 }

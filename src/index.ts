@@ -24,7 +24,13 @@ async function main(): Promise<number | undefined> {
       );
       return 0;
     case "serve":
+      // A client's `--daemon` entry is a thin shim: it must not load the proxy.
+      if (invocation.options.daemon) {
+        return (await import("./daemon/shim.js")).runShim(invocation.options);
+      }
       return (await import("./commands/serve.js")).serve(invocation.options);
+    case "daemon":
+      return (await import("./commands/daemon.js")).daemon(invocation.options);
     case "import":
       return (await import("./commands/import.js")).importConfig(invocation.options);
     case "install":

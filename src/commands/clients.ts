@@ -141,16 +141,20 @@ export function mcpxCommand(): { command: string; script: string } {
 /**
  * The entry that starts mcpx over stdio, in the client's own shape. `env` is what the client
  * should pass mcpx (VS Code still prompts for its `${input:…}` values and hands them over).
+ * `daemon`: the entry attaches to the config's shared daemon (`--daemon`) — never when the client
+ * passes env of its own, which a daemon started by another client would not see.
  */
 export function mcpxEntry(
   client: ClientId,
   config: string,
   env: Record<string, string> = {},
   mcpx = mcpxCommand(),
+  daemon = false,
 ): Record<string, unknown> {
+  const shared = daemon && Object.keys(env).length === 0;
   const base = {
     command: mcpx.command,
-    args: [mcpx.script, config],
+    args: [mcpx.script, config, ...(shared ? ["--daemon"] : [])],
     ...(Object.keys(env).length > 0 && { env }),
   };
   switch (client) {

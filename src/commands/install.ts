@@ -102,7 +102,7 @@ export function install(o: InstallOptions): number {
           moving.map((m) => m.entry),
         )
       : {};
-  const entry = mcpxEntry(t.client, configFile, env);
+  const entry = mcpxEntry(t.client, configFile, env, undefined, o.daemon);
   const edited = editServers(text, t.kind, {
     at: t.at,
     remove: moving.map((m) => m.from),

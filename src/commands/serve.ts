@@ -2,6 +2,7 @@
  * `mcpx <config>`: the proxy itself. Exit codes: 0 normal, 1 runtime failure, 2 bad usage or
  * config.
  */
+import { daemonPaths } from "../daemon/paths.js";
 import { format } from "node:util";
 import type { ServeOptions } from "../cli.js";
 import { ConfigError, loadConfig, type Config } from "../config/load.js";
@@ -174,6 +175,7 @@ async function start(
   logger: Logger,
   shutdown: (why: string) => void,
 ): Promise<Serving> {
+  if (cli.daemonRun) return startDaemon(cli, proxy, logger, shutdown);
   if (cli.port === undefined) {
     guardStdout();
     const stdio = serveStdio(proxy.context, {
@@ -188,6 +190,16 @@ async function start(
     const headStart = Promise.race([stdio.answered, bound]).finally(() => clearTimeout(timer));
     return { stop: () => stdio.close(), headStart };
   }
+  return { stop: await startHttp(cli, cli.port, proxy, logger), headStart: Promise.resolve() };
+}
+
+/** Serve streamable HTTP (and the dashboard) on --port; returns how to stop. */
+async function startHttp(
+  cli: ServeOptions,
+  port: number,
+  proxy: Proxy,
+  logger: Logger,
+): Promise<() => Promise<void>> {
   // Express, the dashboard and the HTTP transports load only when serving HTTP: stdio
   // answers `initialize` sooner and idles smaller without them.
   const [{ serveHttp }, { mountDashboard }] = await Promise.all([
@@ -196,17 +208,43 @@ async function start(
   ]);
   const http = await serveHttp(proxy.context, {
     host: cli.host,
-    port: cli.port,
+    port,
     allowedHosts: cli.allowedHosts,
     mount: mountDashboard,
   });
   if (http.portChanged) {
     logger.warn(
-      `PORT ${cli.port} IS IN USE: serving on port ${http.port} instead. Point clients at ${http.url}`,
+      `PORT ${port} IS IN USE: serving on port ${http.port} instead. Point clients at ${http.url}`,
     );
   }
   process.stderr.write(`mcpx listening on ${http.url}\n`);
-  return { stop: () => http.close(), headStart: Promise.resolve() };
+  return () => http.close();
+}
+
+/**
+ * `mcpx daemon run`: serve the config's Unix socket to the shims of its clients (and HTTP too
+ * with --port). Upstreams start at once: no client waits on this process's `initialize`.
+ */
+async function startDaemon(
+  cli: ServeOptions,
+  proxy: Proxy,
+  logger: Logger,
+  shutdown: (why: string) => void,
+): Promise<Serving> {
+  const { serveSocket } = await import("../server/socket.js");
+  const socket = await serveSocket(proxy.context, {
+    paths: daemonPaths(cli.config),
+    idleMs: cli.daemonIdleMs,
+    shutdown,
+  });
+  const http = cli.port === undefined ? undefined : await startHttp(cli, cli.port, proxy, logger);
+  return {
+    stop: async () => {
+      await socket.close();
+      await http?.();
+    },
+    headStart: Promise.resolve(),
+  };
 }
 
 /** Hot reload: apply valid edits of the config file, keep serving through invalid ones. */

@@ -10,7 +10,14 @@ import { parseDocument, serversAt } from "../../src/commands/client-file.js";
 import { loadConfig } from "../../src/config/load.js";
 import { fixtureEnv, workspace, type Fixture } from "../helpers/client-files.js";
 import { catalogOf, directCatalog, mcpx, stdioClient } from "../helpers/cli.js";
-import { startHttpFixture, stop, untilStarted } from "../helpers/proxy.js";
+import {
+  eventually,
+  isAlive,
+  startHttpFixture,
+  stop,
+  tempDir,
+  untilStarted,
+} from "../helpers/proxy.js";
 
 interface Case {
   client: string;
@@ -145,11 +152,16 @@ describe("mcpx install, then uninstall", () => {
       expect(readFileSync(path.join(path.dirname(file), backups(file)[0]!))).toEqual(original);
 
       // The entry starts mcpx, which serves exactly the servers that moved.
-      const entry = servers.mcpx as { command: string; args: string[] };
-      expect(path.isAbsolute(entry.command) && entry.args.every((a) => path.isAbsolute(a))).toBe(
-        true,
-      );
-      const running = await stdioClient(entry.command, entry.args, { env, cwd: ws.project });
+      const entry = servers.mcpx as { command: string; args: string[]; env?: object };
+      const [script, config, ...flags] = entry.args;
+      expect([entry.command, script!, config!].every((a) => path.isAbsolute(a))).toBe(true);
+      // Attached to the config's shared daemon, unless the client hands mcpx env of its own.
+      expect(flags).toEqual(entry.env ? [] : ["--daemon"]);
+      const runtime = { ...env, XDG_RUNTIME_DIR: tempDir("mcpx-xdg-run-") };
+      const running = await stdioClient(entry.command, entry.args, {
+        env: runtime,
+        cwd: ws.project,
+      });
       try {
         await untilStarted(running.client);
         const served = await catalogOf(running.client);
@@ -157,6 +169,7 @@ describe("mcpx install, then uninstall", () => {
         expect(served).toEqual(expected);
       } finally {
         await running.close();
+        if (flags.includes("--daemon")) await stopDaemon(config!, runtime);
       }
 
       const undo = await mcpx(["uninstall", c.client, ...c.scope], { env, cwd: ws.project });
@@ -281,3 +294,12 @@ describe("mcpx install, then uninstall", () => {
     expect(back.mcpServers.echo).toEqual(original.mcpServers.echo);
   });
 });
+
+/** Stop the daemon an installed `--daemon` entry started, and wait until it is gone. */
+async function stopDaemon(config: string, env: Record<string, string>): Promise<void> {
+  const status = await mcpx(["daemon", "status", config], { env });
+  const pid = Number(/pid (\d+)/.exec(status.stdout)?.[1]);
+  expect(pid).toBeGreaterThan(0);
+  await mcpx(["daemon", "stop", config], { env });
+  await eventually(() => !isAlive(pid), 15_000, "the daemon to exit");
+}

@@ -1,0 +1,339 @@
+/**
+ * `mcpx <config> --daemon`: what a client launches. It serves nothing itself: it attaches to the
+ * daemon of that config file (starting one, detached, when none answers) and relays the client's
+ * stdio MCP to it line by line. When the daemon goes away, the calls it was answering get an
+ * error, and the shim attaches to a new daemon, replaying the client's `initialize` (and logging
+ * level) so the client carries on. Node built-ins only: no SDK, express, sandbox or dashboard.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import type { ServeOptions } from "../cli.js";
+import { VERSION } from "../version.js";
+import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
+import { LineReader, type ControlAnswer, type ControlRequest } from "./wire.js";
+
+/** How long a shim waits for a daemon to answer on its socket after starting it. */
+const START_TIMEOUT_MS = 30_000;
+const POLL_MS = 25;
+/** Ids of the requests the shim itself sends when it replays a client's state. */
+const OWN_ID = "mcpx-shim:";
+
+interface Attached {
+  socket: net.Socket;
+  answer: Extract<ControlAnswer, { mcpx: "attached" }>;
+  /** Bytes after the daemon's control line (JSON-RPC already sent). */
+  rest: string;
+}
+
+export async function runShim(options: ServeOptions): Promise<number> {
+  let paths: DaemonPaths;
+  try {
+    paths = daemonPaths(options.config);
+    ensureDaemonDir(paths.dir);
+  } catch (err) {
+    process.stderr.write(`mcpx: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const relay = new Relay(paths, options);
+  return relay.run();
+}
+
+class Relay {
+  private socket: net.Socket | undefined;
+  private readonly fromClient = new LineReader();
+  /** Lines of the client waiting for a daemon (while attaching). */
+  private queued: string[] = [];
+  /** Requests of the client the daemon has not answered yet: id → method. */
+  private readonly pending = new Map<string | number, string>();
+  private initialize: Record<string, unknown> | undefined;
+  private initialized: string | undefined;
+  private setLevel: Record<string, unknown> | undefined;
+  private clientGone = false;
+  private told = false;
+  private replays = 0;
+
+  constructor(
+    private readonly paths: DaemonPaths,
+    private readonly options: ServeOptions,
+  ) {}
+
+  async run(): Promise<number> {
+    const done = new Promise<void>((resolve) => {
+      process.stdin.on("data", (chunk: Buffer) => {
+        for (const line of this.fromClient.push(chunk)) this.fromClientLine(line);
+      });
+      process.stdin.once("end", () => {
+        this.clientGone = true;
+        if (this.socket) this.socket.end();
+        else resolve();
+      });
+      this.onGone = resolve;
+    });
+    try {
+      await this.attach();
+    } catch (err) {
+      process.stderr.write(`mcpx: ${(err as Error).message}\n`);
+      return 1;
+    }
+    await done;
+    return 0;
+  }
+
+  private onGone: () => void = () => {};
+
+  private fromClientLine(line: string): void {
+    if (line.trim() === "") return;
+    const message = parse(line);
+    if (message && typeof message.method === "string") {
+      if (message.id !== undefined) this.pending.set(message.id as string | number, message.method);
+      if (message.method === "initialize") this.initialize = message;
+      else if (message.method === "notifications/initialized") this.initialized = line;
+      else if (message.method === "logging/setLevel") this.setLevel = message;
+    }
+    this.send(line);
+  }
+
+  private send(line: string): void {
+    if (this.socket) this.socket.write(`${line}\n`);
+    else this.queued.push(line);
+  }
+
+  private fromDaemonLine(line: string): void {
+    if (line.trim() === "") return;
+    const message = parse(line);
+    if (message && message.method === undefined && message.id !== undefined) {
+      if (typeof message.id === "string" && message.id.startsWith(OWN_ID)) return;
+      this.pending.delete(message.id as string | number);
+    }
+    process.stdout.write(`${line}\n`);
+  }
+
+  /** Attach to the daemon (starting one if none answers), then replay and flush. */
+  private async attach(): Promise<void> {
+    const attached = await attachOrStart(this.paths, this.options);
+    const { socket, answer, rest } = attached;
+    if (answer.version !== VERSION && !this.told) {
+      this.told = true;
+      process.stderr.write(
+        `mcpx: the daemon of ${this.paths.config} runs mcpx ${answer.version}, this is ${VERSION}: this client uses it; new clients start a ${VERSION} daemon, and the old one exits when its last client leaves.\n`,
+      );
+      await control(this.paths.socket, { mcpx: "retire" }).catch(() => undefined);
+    }
+    const fromDaemon = new LineReader();
+    const onData = (chunk: Buffer | string) => {
+      for (const line of fromDaemon.push(chunk)) this.fromDaemonLine(line);
+    };
+    socket.on("data", onData);
+    socket.once("close", () => void this.detached());
+    socket.on("error", () => undefined);
+    if (rest !== "") onData(rest);
+    this.socket = socket;
+    // A client that had initialized with the daemon before: the new daemon hears it again.
+    if (this.replays++ > 0) this.replay(socket);
+    const queued = this.queued;
+    this.queued = [];
+    for (const line of queued) socket.write(`${line}\n`);
+  }
+
+  private replay(socket: net.Socket): void {
+    const again = (message: Record<string, unknown> | undefined, n: string) => {
+      if (message) socket.write(`${JSON.stringify({ ...message, id: `${OWN_ID}${n}` })}\n`);
+    };
+    again(this.initialize, "initialize");
+    if (this.initialized) socket.write(`${this.initialized}\n`);
+    again(this.setLevel, "setLevel");
+  }
+
+  /** The daemon went away: answer what it left unanswered, then attach to a new one. */
+  private async detached(): Promise<void> {
+    this.socket = undefined;
+    if (this.clientGone) return this.onGone();
+    for (const [id, method] of this.pending) {
+      process.stdout.write(
+        `${JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: -32000,
+            message: `mcpx: the shared daemon ended before it answered ${method} (its log: ${this.paths.log}); a new one is starting: send it again.`,
+          },
+        })}\n`,
+      );
+    }
+    this.pending.clear();
+    try {
+      await this.attach();
+    } catch (err) {
+      process.stderr.write(`mcpx: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+  }
+}
+
+function parse(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Attach to the running daemon, or start one (one shim at a time: the lock) and attach. */
+async function attachOrStart(paths: DaemonPaths, options: ServeOptions): Promise<Attached> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let started: ReturnType<typeof startDaemon> | undefined;
+  for (;;) {
+    const attached = await tryAttach(paths.socket, options.caller);
+    if (attached) {
+      if (started) release(paths.lock);
+      return attached;
+    }
+    if (!started && takeLock(paths.lock)) started = startDaemon(paths, options);
+    if (started?.exited !== undefined) {
+      release(paths.lock);
+      throw new Error(
+        `the mcpx daemon of ${paths.config} exited (${started.exited}) before it served: ${tail(paths.log)}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      if (started) release(paths.lock);
+      throw new Error(
+        `no mcpx daemon answered on ${paths.socket} within ${START_TIMEOUT_MS / 1000} s; its log: ${paths.log}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** Connect and send the attach line; undefined when no daemon answers there. */
+function tryAttach(socketPath: string, caller: string | undefined): Promise<Attached | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    const reader = new LineReader();
+    const fail = () => {
+      socket.destroy();
+      resolve(undefined);
+    };
+    socket.once("error", fail);
+    socket.once("close", fail);
+    socket.once("connect", () => {
+      const attach: ControlRequest = {
+        mcpx: "attach",
+        version: VERSION,
+        ...(caller && { caller }),
+      };
+      socket.write(`${JSON.stringify(attach)}\n`);
+    });
+    const onData = (chunk: Buffer) => {
+      const [first] = reader.push(chunk);
+      if (first === undefined) return;
+      socket.off("data", onData);
+      socket.off("error", fail);
+      socket.off("close", fail);
+      const answer = parse(first) as ControlAnswer | undefined;
+      if (answer?.mcpx !== "attached") return fail();
+      resolve({ socket, answer, rest: reader.rest() });
+    };
+    socket.on("data", onData);
+  });
+}
+
+/** Send one control line and read the answer (status, stop, retire). */
+export function control(socketPath: string, request: ControlRequest): Promise<ControlAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    const reader = new LineReader();
+    socket.once("error", reject);
+    socket.once("connect", () => socket.write(`${JSON.stringify(request)}\n`));
+    socket.on("data", (chunk: Buffer) => {
+      const [first] = reader.push(chunk);
+      if (first === undefined) return;
+      socket.destroy();
+      const answer = parse(first) as ControlAnswer | undefined;
+      if (answer) resolve(answer);
+      else reject(new Error("the daemon's answer was not a control line"));
+    });
+    socket.once("close", () => reject(new Error("the daemon closed the connection")));
+  });
+}
+
+/** Take the start lock; a lock whose holder died is broken. */
+function takeLock(lock: string): boolean {
+  for (let i = 0; i < 2; i++) {
+    try {
+      const fd = openSync(lock, "wx", 0o600);
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const holder = Number(readQuietly(lock));
+      if (Number.isInteger(holder) && holder > 0 && alive(holder)) return false;
+      release(lock);
+    }
+  }
+  return false;
+}
+
+function release(lock: string): void {
+  try {
+    if (Number(readQuietly(lock)) === process.pid) unlinkSync(lock);
+  } catch {
+    // Gone already.
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function readQuietly(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** The last lines of the daemon's log, for an error. */
+function tail(log: string): string {
+  return readQuietly(log).trim().split("\n").slice(-5).join(" | ") || "(its log is empty)";
+}
+
+/** Start `mcpx daemon run <config>` detached, its stderr to the log (0600). */
+function startDaemon(paths: DaemonPaths, options: ServeOptions): { exited?: string } {
+  const log = openSync(paths.log, "a", 0o600);
+  const args = [
+    process.argv[1] ?? "",
+    "daemon",
+    "run",
+    paths.config,
+    "--daemon-idle",
+    String(options.daemonIdleMs),
+    "--log-level",
+    options.logLevel,
+    ...(options.format ? ["--format", options.format] : []),
+    ...(options.project ? ["--project", options.project] : []),
+    ...(options.untrusted ? ["--untrusted"] : []),
+  ];
+  const child = spawn(process.execPath, [...process.execArgv, ...args], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: process.env,
+  });
+  closeSync(log);
+  const state: { exited?: string } = {};
+  child.once("exit", (code, signal) => (state.exited = signal ?? `exit code ${code}`));
+  child.once("error", (err) => (state.exited = err.message));
+  child.unref();
+  return state;
+}

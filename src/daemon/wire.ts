@@ -1,0 +1,75 @@
+/**
+ * The daemon's socket speaks MCP's stdio framing (one JSON-RPC message per line) after one
+ * control line from the connecting side, answered by one line from the daemon:
+ *
+ * - `{"mcpx":"attach","version":V,"caller"?:C}` → `{"mcpx":"attached","version":V,"pid":P}`,
+ *   then the connection is one MCP client of the daemon;
+ * - `{"mcpx":"status"}` → `{"mcpx":"status",...DaemonStatus}`, then the daemon closes it;
+ * - `{"mcpx":"stop"}` → `{"mcpx":"stopping"}`, then the daemon shuts down;
+ * - `{"mcpx":"retire"}` (a shim of another version) → `{"mcpx":"retiring"}`: the daemon
+ *   leaves its socket to a new daemon and exits when its last client leaves.
+ *
+ * Node built-ins only: the stdio shim loads this.
+ */
+import { StringDecoder } from "node:string_decoder";
+
+export type ControlRequest =
+  | { mcpx: "attach"; version: string; caller?: string }
+  | { mcpx: "status" }
+  | { mcpx: "stop" }
+  | { mcpx: "retire" };
+
+export interface DaemonStatus {
+  pid: number;
+  version: string;
+  config: string;
+  /** ISO time the daemon started. */
+  started: string;
+  clients: number;
+  upstreams: { name: string; status: string; running: boolean; tools: number }[];
+}
+
+export type ControlAnswer =
+  | { mcpx: "attached"; version: string; pid: number }
+  | ({ mcpx: "status" } & DaemonStatus)
+  | { mcpx: "stopping" }
+  | { mcpx: "retiring" }
+  | { mcpx: "refused"; reason: string };
+
+const ACTIONS = new Set(["attach", "status", "stop", "retire"]);
+
+/** The control line `line` carries, or undefined when it is none. */
+export function parseControl(line: string): ControlRequest | undefined {
+  try {
+    const value = JSON.parse(line) as { mcpx?: unknown; version?: unknown; caller?: unknown };
+    if (typeof value !== "object" || value === null || typeof value.mcpx !== "string")
+      return undefined;
+    if (!ACTIONS.has(value.mcpx)) return undefined;
+    if (value.mcpx === "attach") {
+      if (typeof value.version !== "string") return undefined;
+      return {
+        mcpx: "attach",
+        version: value.version,
+        ...(typeof value.caller === "string" && { caller: value.caller }),
+      };
+    }
+    return { mcpx: value.mcpx } as ControlRequest;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Splits a byte stream into lines (without "\n"); `rest()` is what follows the last one. */
+export class LineReader {
+  private buffer = "";
+  private readonly decoder = new StringDecoder("utf8");
+  push(chunk: Buffer | string): string[] {
+    this.buffer += typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    const lines = this.buffer.split("\n");
+    this.buffer = lines.pop() ?? "";
+    return lines;
+  }
+  rest(): string {
+    return this.buffer;
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * One mcpx per user: clients launch `mcpx <config> --daemon`, a thin shim that attaches to the one
+ * daemon of that config (started detached when none runs). Real shims, a real daemon, real
+ * upstreams, the real SDK client over stdio.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  cpSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  cacheEnv,
+  descendants,
+  eventually,
+  fixtureServer,
+  isAlive,
+  MCPX,
+  newClient,
+  npmServer,
+  ROOT,
+  tempDir,
+  text,
+  writeConfig,
+} from "../helpers/proxy.js";
+
+interface World {
+  runtime: string;
+  env: Record<string, string>;
+  config: string;
+}
+
+/** A runtime folder (the daemon's socket) and a catalog cache of this test's own. */
+function world(servers: Record<string, unknown>): World {
+  const runtime = tempDir("mcpx-run-");
+  chmodSync(runtime, 0o700);
+  const dir = tempDir();
+  const config = writeConfig({ mcpServers: servers }, dir);
+  return {
+    runtime,
+    config,
+    env: {
+      PATH: process.env.PATH ?? "",
+      XDG_RUNTIME_DIR: runtime,
+      TMPDIR: dir,
+      ...cacheEnv(),
+    },
+  };
+}
+
+const counter = () => fixtureServer("counter.mjs");
+
+const daemons = new Set<number>();
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  for (const pid of daemons) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const pid of daemons) await eventually(() => !isAlive(pid), 15_000, `daemon ${pid} to exit`);
+  daemons.clear();
+});
+
+/** A client over `mcpx <config> --daemon`, connected (its shim's pid in `shim`). */
+async function attach(w: World, extra: string[] = [], mcpx = MCPX) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [mcpx, w.config, "--daemon", ...extra],
+    env: w.env,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
+  const client = newClient("legacy");
+  await client.connect(transport);
+  clients.push(client);
+  return { client, shim: transport.pid!, stderr: () => stderr };
+}
+
+/** `mcpx daemon <action> <config>` with the world's environment. */
+function daemonCommand(w: World, action: string, mcpx = MCPX) {
+  const run = spawnSync(process.execPath, [mcpx, "daemon", action, w.config], {
+    env: w.env,
+    encoding: "utf8",
+  });
+  return { code: run.status, out: run.stdout, err: run.stderr };
+}
+
+function daemonPid(w: World, mcpx = MCPX): number {
+  const status = daemonCommand(w, "status", mcpx);
+  const pid = Number(/pid (\d+)/.exec(status.out)?.[1]);
+  if (!pid) throw new Error(`no daemon: ${status.out}${status.err}`);
+  daemons.add(pid);
+  return pid;
+}
+
+const call = (client: Client, method: string, args: Record<string, unknown> = {}) =>
+  client.callTool({ name: "call", arguments: { method, arguments: args } });
+
+const describeAll = async (client: Client) =>
+  text(await client.callTool({ name: "describe", arguments: {} }));
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+  } catch {
+    return "";
+  }
+}
+
+describe("mcpx --daemon", () => {
+  it("three clients share one daemon and its upstreams; each keeps its own sessions", async () => {
+    const w = world({
+      everything: npmServer("@modelcontextprotocol/server-everything", "stdio"),
+      counter: counter(),
+    });
+    const a = await attach(w);
+    const [b, c] = await Promise.all([attach(w), attach(w)]);
+    const pid = daemonPid(w);
+    // Each shim is a thin relay: no upstream runs under it (the first one started the daemon,
+    // detached: its own process group, which outlives that shim).
+    for (const shim of [b.shim, c.shim]) expect(descendants(shim)).toEqual([]);
+    expect(descendants(a.shim).filter((p) => p !== pid && !descendants(pid).includes(p))).toEqual(
+      [],
+    );
+    for (const { client } of [a, b, c]) {
+      const catalog = await describeAll(client);
+      expect(catalog).toContain("everything");
+      expect(catalog).toContain("counter");
+    }
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+    expect(text(await call(a.client, "counter.count"))).toBe("2");
+    expect(text(await call(b.client, "counter.count"))).toBe("1");
+    // One daemon: every upstream process is its descendant; server-everything runs once for all.
+    const everything = descendants(pid).filter((p) => cmdline(p).includes("server-everything"));
+    expect(everything.length).toBeLessThanOrEqual(1);
+    expect(daemonCommand(w, "status").out).toContain("3 client(s) attached");
+    // Closing one client leaves the others working.
+    await a.client.close();
+    expect(text(await call(b.client, "counter.count"))).toBe("2");
+    expect(text(await call(c.client, "everything.echo", { message: "still here" }))).toContain(
+      "still here",
+    );
+    await eventually(
+      () => daemonCommand(w, "status").out.includes("2 client(s) attached"),
+      10_000,
+      "the daemon to count 2 clients",
+    );
+  });
+
+  it("the shim is thin: no SDK, express, sandbox, dashboard or proxy code", async () => {
+    const w = world({ counter: counter() });
+    await attach(w);
+    daemonPid(w);
+    // The daemon runs (started untraced); a traced shim attaches to it and makes a call.
+    const trace = path.join(tempDir(), "modules.txt");
+    const traced = await attach({
+      ...w,
+      env: {
+        ...w.env,
+        NODE_OPTIONS: `--import ${path.join(ROOT, "test/fixtures/preload/module-trace.mjs")}`,
+        MCPX_TRACE_MODULES: trace,
+      },
+    });
+    expect(text(await call(traced.client, "counter.count"))).toBe("1");
+    const modules = readFileSync(trace, "utf8").split("\n").filter(Boolean);
+    expect(modules.some((m) => m.endsWith("/dist/daemon/shim.js"))).toBe(true);
+    const heavy = modules.filter((m) =>
+      /\/node_modules\/(@modelcontextprotocol|express|zod|ajv|quickjs|@jitl)|\/dist\/(server|registry|upstream|executor|dashboard|sandbox|proxy\.js|commands)\//.test(
+        m,
+      ),
+    );
+    expect(heavy).toEqual([]);
+  });
+
+  it("keeps the socket to its user: 0700 folder, 0600 socket, another uid refused", async () => {
+    const w = world({ counter: counter() });
+    await attach(w);
+    daemonPid(w);
+    const dir = path.join(w.runtime, "mcpx");
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const [socket] = readdirSync(dir)
+      .filter((f) => f.endsWith(".sock"))
+      .map((f) => path.join(dir, f));
+    expect(statSync(socket!).mode & 0o777).toBe(0o600);
+    if (process.getuid?.() !== 0) return; // another uid needs root to exist here
+    const other = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `require("net").connect(${JSON.stringify(socket)}).on("error", e => { console.log(e.code); process.exit(0) }).on("connect", () => { console.log("CONNECTED"); process.exit(0) })`,
+      ],
+      { uid: 65534, gid: 65534, encoding: "utf8" },
+    );
+    expect(other.stdout.trim()).toBe("EACCES");
+  });
+
+  it("two shims starting at once start one daemon", async () => {
+    const w = world({ counter: counter() });
+    const [a, b] = await Promise.all([attach(w), attach(w)]);
+    const pid = daemonPid(w);
+    expect(text(await call(a.client, "counter.pid"))).not.toBe("");
+    expect(text(await call(b.client, "counter.count"))).toBe("1");
+    expect(daemonsOf(w.config)).toEqual([pid]);
+  });
+
+  it("SIGKILL of the daemon: no upstream survives, the in-flight call errs, the next call starts a new daemon", async () => {
+    const w = world({
+      counter: counter(),
+      slow: fixtureServer("faulty.mjs"),
+    });
+    const a = await attach(w);
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+    const pid = daemonPid(w);
+    const upstreams = descendants(pid);
+    expect(upstreams.length).toBeGreaterThan(0);
+    const inflight = a.client
+      .callTool({ name: "call", arguments: { method: "slow.hang", arguments: {} } })
+      .then(
+        (r) => ({ ok: r }),
+        (err: Error) => ({ err: err.message }),
+      );
+    // The call is under way once the upstream session serving it exists.
+    await eventually(
+      () => descendants(pid).some((p) => cmdline(p).includes("faulty.mjs")),
+      10_000,
+      "the hanging call's upstream",
+    );
+    process.kill(pid, "SIGKILL");
+    const outcome = await inflight;
+    expect(JSON.stringify(outcome)).toContain("daemon ended");
+    await eventually(() => upstreams.every((p) => !isAlive(p)), 15_000, "upstreams to be killed");
+    // The shim attaches to a new daemon (the stale socket replaced) and replays initialize.
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+    const next = daemonPid(w);
+    expect(next).not.toBe(pid);
+  });
+
+  it("a killed shim's sessions close; the other client carries on", async () => {
+    const w = world({ counter: counter() });
+    const a = await attach(w);
+    const b = await attach(w);
+    const pid = daemonPid(w);
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+    expect(text(await call(b.client, "counter.count"))).toBe("1");
+    const aCounter = Number(text(await call(a.client, "counter.pid")));
+    const bCounter = Number(text(await call(b.client, "counter.pid")));
+    expect(aCounter).not.toBe(bCounter);
+    expect(descendants(pid)).toContain(aCounter);
+    process.kill(a.shim, "SIGKILL");
+    await eventually(
+      () => !isAlive(aCounter),
+      15_000,
+      "the killed client's upstream session to close",
+    );
+    expect(isAlive(bCounter)).toBe(true);
+    expect(text(await call(b.client, "counter.count"))).toBe("2");
+  });
+
+  it("exits after --daemon-idle with no client", async () => {
+    const w = world({ counter: counter() });
+    const a = await attach(w, ["--daemon-idle", "200"]);
+    const pid = daemonPid(w);
+    const upstreams = descendants(pid);
+    await a.client.close();
+    await eventually(() => !isAlive(pid), 15_000, "the idle daemon to exit");
+    await eventually(() => upstreams.every((p) => !isAlive(p)), 15_000, "its upstreams to exit");
+    expect(daemonCommand(w, "status").out).toContain("no mcpx daemon runs");
+  });
+
+  it("a config edit reaches every client", async () => {
+    const w = world({ counter: counter() });
+    const a = await attach(w);
+    const b = await attach(w);
+    daemonPid(w);
+    const config = JSON.parse(readFileSync(w.config, "utf8")) as {
+      mcpServers: Record<string, unknown>;
+    };
+    config.mcpServers.second = counter();
+    writeFileSync(w.config, JSON.stringify(config));
+    for (const { client } of [a, b]) {
+      await expect
+        .poll(async () => describeAll(client), { timeout: 20_000, interval: 100 })
+        .toContain("second");
+    }
+  });
+
+  it("a daemon of another mcpx version serves its clients; new clients get a daemon of this version", async () => {
+    // An "older" mcpx: this build under another version number.
+    const old = tempDir("mcpx-old-");
+    cpSync(path.join(ROOT, "dist"), path.join(old, "dist"), { recursive: true });
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as object;
+    writeFileSync(path.join(old, "package.json"), JSON.stringify({ ...pkg, version: "0.0.1-old" }));
+    symlinkSync(path.join(ROOT, "node_modules"), path.join(old, "node_modules"));
+    const oldMcpx = path.join(old, "dist/index.js");
+    const w = world({ counter: counter() });
+    const a = await attach(w, [], oldMcpx);
+    const oldPid = daemonPid(w, oldMcpx);
+    expect(daemonCommand(w, "status").out).toContain("mcpx 0.0.1-old");
+    // A client of this version attaches to the running daemon, says so once, and asks it to retire.
+    const b = await attach(w);
+    expect(b.stderr()).toContain("runs mcpx 0.0.1-old");
+    expect(text(await call(b.client, "counter.count"))).toBe("1");
+    // The old daemon keeps its clients until they leave, then exits; new clients start a new one.
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+    await a.client.close();
+    await b.client.close();
+    await eventually(() => !isAlive(oldPid), 15_000, "the old daemon to exit");
+    const c = await attach(w);
+    expect(c.stderr()).not.toContain("runs mcpx");
+    expect(daemonCommand(w, "status").out).toContain(
+      `mcpx ${(pkg as { version: string }).version}`,
+    );
+    daemonPid(w);
+  });
+});
+
+/** Pids of the `mcpx daemon run` processes of this config. */
+function daemonsOf(config: string): number[] {
+  return spawnSync("pgrep", ["-f", `daemon run ${config}`], { encoding: "utf8" })
+    .stdout.split("\n")
+    .filter(Boolean)
+    .map(Number);
+}
