@@ -18,6 +18,15 @@ import { SessionPool, type PoolStats } from "./pool.js";
 import { StderrRing } from "../upstream/stderr.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
 import type { ChildTracker } from "../upstream/transport.js";
+import {
+  afterDiscovery,
+  logNotes,
+  withNote,
+  type OptionalList,
+  type OptionalMethod,
+} from "./notes.js";
+
+export type { OptionalMethod } from "./notes.js";
 
 /**
  * starting: discovery under way; ready: answering; degraded: recent health checks failed, not
@@ -70,12 +79,6 @@ export interface ServerState {
   /** `start: "lazy"` servers only: whether a session (a process, for stdio) of it is open. */
   running?: boolean;
 }
-
-/**
- * Requests a server may fail without being down: its lists other than tools. A failure is
- * noted on the server (describe, /healthz, dashboard), never "down".
- */
-export type OptionalMethod = "resources/list" | "resources/templates/list" | "prompts/list";
 
 export interface RegistryOptions {
   logger: Logger;
@@ -211,6 +214,7 @@ export class Registry {
         new ResourceSubscriptions(pool, {
           logger: this.log.child(server.name),
           timeoutMs: () => this.states.get(server.name)?.config.timeoutMs ?? server.timeoutMs,
+          onNote: (method, why) => this.noteOptional(server.name, method, why),
         }),
       );
     }
@@ -580,7 +584,9 @@ export class Registry {
         updatedAt: this.now(),
         catalogFrom: "live",
       });
-      if (!catalog.notes) delete state.notes;
+      const notes = afterDiscovery(notesBefore, catalog.notes);
+      if (notes) state.notes = notes;
+      else delete state.notes;
       delete state.error;
       // One write per group: its names share the launch, and so the entry.
       if (this.namesOf(print)[0] === name) this.saveCatalog(state);
@@ -632,7 +638,7 @@ export class Registry {
       opened = true;
       const opts = { timeoutMs, signal: deadline };
       const notes: NonNullable<ServerState["notes"]> = {};
-      const optional = <T>(method: OptionalMethod, list: () => Promise<T[]>) =>
+      const optional = <T>(method: OptionalList, list: () => Promise<T[]>) =>
         this.optionalList(method, list, notes, deadline, timeoutMs);
       const tools = session.listTools(opts).then(
         (t) => {
@@ -676,7 +682,7 @@ export class Registry {
    * internal error, timeout), none, with the reason kept in `notes` under its method.
    */
   private async optionalList<T>(
-    method: OptionalMethod,
+    method: OptionalList,
     list: () => Promise<T[]>,
     notes: NonNullable<ServerState["notes"]>,
     deadline?: AbortSignal,
@@ -692,15 +698,27 @@ export class Registry {
     }
   }
 
-  /** Say once each optional request that newly failed, or works again, for `name`. */
   private logNotes(name: string, before: ServerState["notes"], after: ServerState["notes"]): void {
-    for (const [method, why] of Object.entries(after ?? {})) {
-      if (before?.[method as OptionalMethod] === why) continue;
-      this.log.warn(`${name}: ${method} failed (${why}); treated as empty, the server stays up`);
-    }
-    for (const method of Object.keys(before ?? {})) {
-      if (after?.[method as OptionalMethod] === undefined)
-        this.log.info(`${name}: ${method} works again`);
+    logNotes(this.log, name, before, after);
+  }
+
+  /**
+   * Note (or clear, `why` undefined) a relayed optional request's failure on every server of
+   * `name`'s group: the server stays up; the note shows in describe, /healthz and the dashboard.
+   */
+  noteOptional(name: string, method: OptionalMethod, why: string | undefined): void {
+    const print = this.prints.get(name);
+    if (print === undefined) return;
+    const redacted = why === undefined ? undefined : this.log.redact(why);
+    for (const n of this.namesOf(print)) {
+      const state = this.states.get(n);
+      if (!state || state.notes?.[method] === redacted) continue;
+      const before = state.notes;
+      const next = withNote(before, method, redacted);
+      if (next) state.notes = next;
+      else delete state.notes;
+      this.logNotes(n, before, state.notes);
+      this.emit(n);
     }
   }
 
@@ -753,9 +771,9 @@ export class Registry {
     const names = this.namesOf(print);
     const opts = { timeoutMs: this.config.discoveryTimeoutMs };
     const notes: NonNullable<ServerState["notes"]> = {};
-    const optional = <T>(method: OptionalMethod, list: () => Promise<T[]>) =>
+    const optional = <T>(method: OptionalList, list: () => Promise<T[]>) =>
       this.optionalList(method, list, notes);
-    let methods: OptionalMethod[] = [];
+    let methods: OptionalList[] = [];
     try {
       // Listed on the session that announced the change: it is the one known to see it.
       const update: Partial<Catalog> = {};

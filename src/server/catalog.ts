@@ -6,6 +6,7 @@ import { firstSentence, signature } from "../compression/signature.js";
 import type { CompiledSchema } from "../compression/schema.js";
 import { tidyText } from "../compression/text.js";
 import { promptName } from "../registry/lists.js";
+import { treatedAs } from "../registry/notes.js";
 import type { ServerState } from "../registry/registry.js";
 import type { PromptDef, ToolAnnotations, ToolDef } from "../types.js";
 
@@ -143,7 +144,7 @@ export function renderServer(s: ServerState): string {
 /** What an upstream failed without being down: each optional request, treated as empty. */
 function noteLines(s: ServerState): string[] {
   return Object.entries(s.notes ?? {}).map(
-    ([method, why]) => `Note: ${method} failed (${firstSentence(why, 120)}); treated as empty.`,
+    ([method, why]) => `Note: ${method} failed (${firstSentence(why, 120)}); ${treatedAs(method)}.`,
   );
 }
 
