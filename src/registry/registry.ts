@@ -26,6 +26,8 @@ import {
   type OptionalMethod,
 } from "./notes.js";
 
+import { NeedsLooks, type ToolNeeds } from "./capability-tools.js";
+
 export type { OptionalMethod } from "./notes.js";
 
 /**
@@ -78,6 +80,11 @@ export interface ServerState {
   notes?: Partial<Record<OptionalMethod, string>>;
   /** `start: "lazy"` servers only: whether a session (a process, for stdio) of it is open. */
   running?: boolean;
+  /**
+   * Tools the upstream lists only to a client declaring sampling, elicitation or roots, and
+   * which (src/registry/capability-tools.ts). Absent: none, or not looked at yet.
+   */
+  needs?: ToolNeeds;
 }
 
 export interface RegistryOptions {
@@ -136,6 +143,9 @@ export class Registry {
   private readonly cache: CatalogCache | undefined;
   /** Groups of `start: "lazy"` servers: woken by use, put to sleep when idle. */
   private readonly lazy: LazyServers;
+  /** fingerprint → the client factory of its pool (looks for tools' needs open sessions too). */
+  private readonly factories = new Map<string, ClientFactory>();
+  private readonly needsLooks: NeedsLooks;
 
   constructor(
     private config: Config,
@@ -145,6 +155,7 @@ export class Registry {
     this.now = options.now ?? Date.now;
     this.clock = options.clock;
     this.cache = options.cache;
+    this.needsLooks = new NeedsLooks(this.log);
     this.lazy = new LazyServers({
       ...(options.clock && { clock: options.clock }),
       logger: this.log,
@@ -195,7 +206,9 @@ export class Registry {
     const print = fingerprint(server);
     this.prints.set(server.name, print);
     if (!this.pools.has(print)) {
-      const pool = new SessionPool(this.factoryFor(server), {
+      const factory = this.factoryFor(server);
+      this.factories.set(print, factory);
+      const pool = new SessionPool(factory, {
         ...server.session,
         ...(this.clock && { clock: this.clock }),
         logger: this.log.child(server.name),
@@ -255,6 +268,7 @@ export class Registry {
     // end. Tracked in `retiring` from this moment, so a close() at any later point ends them.
     for (const [print, pool] of stale) {
       this.pools.delete(print);
+      this.factories.delete(print);
       this.subscriptions.get(print)?.close();
       this.subscriptions.delete(print);
       this.retiring.add(pool);
@@ -493,6 +507,7 @@ export class Registry {
   async close(): Promise<void> {
     this.closed = true;
     this.lazy.close();
+    await this.needsLooks.close();
     for (const subs of this.subscriptions.values()) subs.close();
     const pools = [...this.pools.values(), ...this.retiring];
     await Promise.allSettled(pools.map((p) => p.close()));
@@ -589,7 +604,10 @@ export class Registry {
       else delete state.notes;
       delete state.error;
       // One write per group: its names share the launch, and so the entry.
-      if (this.namesOf(print)[0] === name) this.saveCatalog(state);
+      if (this.namesOf(print)[0] === name) {
+        this.saveCatalog(state);
+        this.lookForNeeds(print, state);
+      }
       state.health = { consecutiveFailures: 0, lastSuccessAt: this.now() };
       this.log.info(
         `${name}: ready, ${state.tools.length} tools, ${state.resources.length} resources in ${this.now() - started} ms`,
@@ -722,6 +740,32 @@ export class Registry {
     }
   }
 
+  /**
+   * In the background, one group at a time: which of `state`'s tools the upstream lists only to
+   * clients declaring sampling, elicitation or roots (see capability-tools.ts). Lazy servers are
+   * not started for it.
+   */
+  private lookForNeeds(print: string, state: ServerState): void {
+    const factory = this.factories.get(print);
+    if (!factory?.declares || this.isLazy(print) || state.tools.length === 0) return;
+    this.needsLooks.request(
+      print,
+      state.name,
+      factory,
+      state.tools,
+      this.config.discoveryTimeoutMs * 4,
+      (needs) => {
+        for (const name of this.namesOf(print)) {
+          const s = this.states.get(name);
+          if (!s || JSON.stringify(s.needs ?? {}) === JSON.stringify(needs)) continue;
+          if (Object.keys(needs).length > 0) s.needs = needs;
+          else delete s.needs;
+          this.emit(name);
+        }
+      },
+    );
+  }
+
   /** Every session a pool opens reports list changes here. */
   private watch(print: string, session: UpstreamSession): void {
     session.onListChanged((kind) => void this.refresh(print, session, kind));
@@ -822,6 +866,7 @@ export class Registry {
       }
       const first = this.states.get(names[0] ?? "");
       if (first) this.saveCatalog(first);
+      if (first && kind === "tools") this.lookForNeeds(print, first);
     } catch (err) {
       this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }

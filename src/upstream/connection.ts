@@ -163,9 +163,23 @@ export interface UpstreamSession {
  * the era learned so far: the next session probes again (a server that was down may have been
  * upgraded or replaced).
  */
-export type ClientFactory = ((signal?: AbortSignal) => Promise<UpstreamSession>) & {
+export type ClientFactory = ((
+  signal?: AbortSignal,
+  open?: SessionDeclares,
+) => Promise<UpstreamSession>) & {
   forgetEra?: () => void;
+  /** It honours `open.capabilities` (an injected connector may not: nothing to look with). */
+  declares?: true;
 };
+
+/**
+ * What a session opened for a look declares instead of mcpx's usual client capabilities (which
+ * tools an upstream lists to a client without sampling, elicitation or roots:
+ * src/registry/capability-tools.ts). Absent: the usual ones.
+ */
+export interface SessionDeclares {
+  capabilities?: Record<string, unknown>;
+}
 
 export interface ClientFactoryOptions {
   logger: Logger;
@@ -227,26 +241,42 @@ export function createClientFactory(
     }
     return session;
   };
-  const factory = (open: (signal?: AbortSignal) => Promise<SdkSession>): ClientFactory =>
-    Object.assign(async (signal?: AbortSignal) => remember(await open(signal)), {
-      forgetEra: () => {
-        verdict = undefined;
-        useSse = false;
+  const factory = (
+    open: (signal?: AbortSignal, declares?: SessionDeclares) => Promise<SdkSession>,
+  ): ClientFactory =>
+    Object.assign(
+      async (signal?: AbortSignal, declares?: SessionDeclares) =>
+        remember(await open(signal, declares)),
+      {
+        forgetEra: () => {
+          verdict = undefined;
+          useSse = false;
+        },
+        declares: true as const,
       },
-    });
+    );
   const fetchImpl = options.publicOnly ? publicOnlyFetch(options.publicOnly.lookup) : undefined;
   // SSE is the legacy transport: its servers are legacy, no probe.
-  const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
+  const openSse = (
+    remote: RemoteSpec,
+    signal: AbortSignal | undefined,
+    declares: SessionDeclares | undefined,
+  ) =>
     openSession(createRemoteTransport(remote, "sse", fetchImpl), {
       timeoutMs,
       relay,
       prior: LEGACY,
       ...(signal && { signal }),
+      ...declares,
     });
 
   switch (spec.transport) {
     case "stdio": {
-      const spawnAndOpen = (signal: AbortSignal | undefined, prior: PriorDiscovery | undefined) => {
+      const spawnAndOpen = (
+        signal: AbortSignal | undefined,
+        prior: PriorDiscovery | undefined,
+        declares: SessionDeclares | undefined,
+      ) => {
         // This process's own last lines: what a server that exits at once says about why.
         const recent: string[] = [];
         let onOutput: (() => void) | undefined;
@@ -270,13 +300,14 @@ export function createClientFactory(
           ),
           ...(signal && { signal }),
           ...(prior && { prior }),
+          ...declares,
           explain: (err) => stdioFailure(err, transport.exit, recent),
         });
         return { transport, opening };
       };
-      return factory(async (signal) => {
+      return factory(async (signal, declares) => {
         const prior = verdict;
-        const first = spawnAndOpen(signal, prior);
+        const first = spawnAndOpen(signal, prior, declares);
         try {
           return await first.opening;
         } catch (err) {
@@ -285,40 +316,44 @@ export function createClientFactory(
           const ended = first.transport.exit !== undefined && !first.transport.exit.requested;
           if (prior || signal?.aborted || !ended) throw err;
           log.info("ended while its era was probed; starting it again as a legacy server");
-          return spawnAndOpen(signal, LEGACY).opening;
+          return spawnAndOpen(signal, LEGACY, declares).opening;
         }
       });
     }
     case "sse":
-      return factory(async (signal) => {
+      return factory(async (signal, declares) => {
         try {
-          return await openSse(spec, signal);
+          return await openSse(spec, signal, declares);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }
       });
     case "http": {
-      const connect = async (signal: AbortSignal | undefined) => {
-        if (useSse) return openSse(spec, signal);
+      const connect = async (
+        signal: AbortSignal | undefined,
+        declares: SessionDeclares | undefined,
+      ) => {
+        if (useSse) return openSse(spec, signal, declares);
         try {
           return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
             timeoutMs,
             relay,
             ...(signal && { signal }),
             ...(verdict && { prior: verdict }),
+            ...declares,
           });
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
           if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;
           log.info(`streamable HTTP answered ${err.status}; falling back to SSE`);
-          const session = await openSse(spec, signal);
+          const session = await openSse(spec, signal, declares);
           useSse = true;
           return session;
         }
       };
-      return factory(async (signal) => {
+      return factory(async (signal, declares) => {
         try {
-          return await connect(signal);
+          return await connect(signal, declares);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }
