@@ -8,7 +8,8 @@ import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ListKind, UpstreamSession } from "../upstream/types.js";
 import type { SessionPool } from "./pool.js";
-import type { Catalog, OptionalMethod, ServerState } from "./types.js";
+import type { OptionalList } from "./notes.js";
+import type { Catalog, ServerState } from "./types.js";
 
 type Notes = NonNullable<ServerState["notes"]>;
 
@@ -31,7 +32,7 @@ export async function fetchCatalog(
     opened = true;
     const opts = { timeoutMs, signal: deadline };
     const notes: Notes = {};
-    const optional = <T>(method: OptionalMethod, list: () => Promise<T[]>) =>
+    const optional = <T>(method: OptionalList, list: () => Promise<T[]>) =>
       optionalList(log, method, list, notes, deadline, timeoutMs);
     const tools = session.listTools(opts).then(
       (t) => {
@@ -72,7 +73,7 @@ export async function fetchCatalog(
 export interface ListUpdate {
   update: Partial<Catalog>;
   /** The optional methods this list covers: their notes are replaced by `notes`. */
-  methods: OptionalMethod[];
+  methods: OptionalList[];
   notes: Notes;
 }
 
@@ -88,7 +89,7 @@ export async function fetchList(
 ): Promise<ListUpdate> {
   const opts = { timeoutMs };
   const notes: Notes = {};
-  const optional = <T>(method: OptionalMethod, list: () => Promise<T[]>) =>
+  const optional = <T>(method: OptionalList, list: () => Promise<T[]>) =>
     optionalList(log, method, list, notes);
   const update: Partial<Catalog> = {};
   switch (kind) {
@@ -117,7 +118,7 @@ export async function fetchList(
  */
 async function optionalList<T>(
   log: Logger,
-  method: OptionalMethod,
+  method: OptionalList,
   list: () => Promise<T[]>,
   notes: Notes,
   deadline?: AbortSignal,
@@ -130,22 +131,6 @@ async function optionalList<T>(
       deadline?.aborted ? `no answer within ${timeoutMs} ms` : errorMessage(err),
     );
     return [];
-  }
-}
-
-/** Say once each optional request that newly failed, or works again, for `name`. */
-export function logNotes(
-  log: Logger,
-  name: string,
-  before: ServerState["notes"],
-  after: ServerState["notes"],
-): void {
-  for (const [method, why] of Object.entries(after ?? {})) {
-    if (before?.[method as OptionalMethod] === why) continue;
-    log.warn(`${name}: ${method} failed (${why}); treated as empty, the server stays up`);
-  }
-  for (const method of Object.keys(before ?? {})) {
-    if (after?.[method as OptionalMethod] === undefined) log.info(`${name}: ${method} works again`);
   }
 }
 

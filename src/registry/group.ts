@@ -9,6 +9,7 @@ import type { Logger } from "../logger.js";
 import { StderrRing } from "../upstream/stderr.js";
 import type { ClientFactory, ListKind, UpstreamSession } from "../upstream/types.js";
 import { SessionPool } from "./pool.js";
+import type { RelayedOptional } from "./notes.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
 import type { Catalog } from "./types.js";
 
@@ -23,6 +24,8 @@ export interface GroupOptions {
   onIdle?: (group: ServerGroup) => void;
   /** The timeout of a subscribe request (a reload may change it). */
   timeoutMs: () => number;
+  /** A subscribe/unsubscribe failed (a note on the servers), or works again (`why` undefined). */
+  onNote?: (method: RelayedOptional, why: string | undefined) => void;
 }
 
 export class ServerGroup {
@@ -33,6 +36,8 @@ export class ServerGroup {
   /** The upstream's recent stderr lines. */
   readonly stderr = new StderrRing();
   readonly pool: SessionPool;
+  /** The pool's client factory (a look for tools' needs opens sessions with it too). */
+  readonly factory: ClientFactory;
   /** The resource subscriptions clients hold on this group. */
   readonly subscriptions: ResourceSubscriptions;
   /** The discovery under way, shared by its servers. */
@@ -48,7 +53,8 @@ export class ServerGroup {
   ) {
     this.lazy = server.start === "lazy";
     const { onIdle } = options;
-    this.pool = new SessionPool(options.factory(this.stderr), {
+    this.factory = options.factory(this.stderr);
+    this.pool = new SessionPool(this.factory, {
       ...server.session,
       ...(options.clock && { clock: options.clock }),
       logger: options.logger,
@@ -58,6 +64,7 @@ export class ServerGroup {
     this.subscriptions = new ResourceSubscriptions(this.pool, {
       logger: options.logger,
       timeoutMs: options.timeoutMs,
+      ...(options.onNote && { onNote: options.onNote }),
     });
   }
 

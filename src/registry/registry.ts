@@ -22,6 +22,9 @@ import type { PoolStats, SessionPool } from "./pool.js";
 import { ServerStates } from "./states.js";
 import type { ServerHealth, ServerState, ServerStatus } from "./types.js";
 
+import { NeedsLooks } from "./capability-tools.js";
+import type { OptionalMethod } from "./notes.js";
+
 export type { OptionalMethod, ServerHealth, ServerState, ServerStatus } from "./types.js";
 
 export interface RegistryOptions {
@@ -65,6 +68,7 @@ export class Registry {
   private readonly cache: CatalogCache | undefined;
   /** Groups of `start: "lazy"` servers: woken by use, put to sleep when idle. */
   private readonly lazy: LazyServers;
+  private readonly needsLooks: NeedsLooks;
 
   constructor(
     private config: Config,
@@ -75,6 +79,7 @@ export class Registry {
     this.states = new ServerStates(this.log, this.now);
     this.clock = options.clock;
     this.cache = options.cache;
+    this.needsLooks = new NeedsLooks(this.log);
     this.lazy = new LazyServers({
       ...(options.clock && { clock: options.clock }),
       logger: this.log,
@@ -116,6 +121,7 @@ export class Registry {
         },
         onIdle: (g) => this.lazy.idle(g.key, server.session.idleTimeoutMs),
         timeoutMs: () => this.states.get(server.name)?.config.timeoutMs ?? server.timeoutMs,
+        onNote: (method, why) => this.noteOptional(server.name, method, why),
       });
       this.groupsByKey.set(print, group);
     }
@@ -357,6 +363,7 @@ export class Registry {
   async close(): Promise<void> {
     this.closed = true;
     this.lazy.close();
+    await this.needsLooks.close();
     const groups = [...this.groupsByKey.values()];
     for (const group of groups) group.subscriptions.close();
     const pools = [...groups.map((g) => g.pool), ...this.retiring];
@@ -406,10 +413,39 @@ export class Registry {
       const catalog = await pending;
       this.states.discovered(state, catalog, started);
       // One write per group: its names share the launch, and so the entry.
-      if (group.names[0] === name) this.cache?.saveState(state);
+      if (group.names[0] === name) {
+        this.cache?.saveState(state);
+        this.lookForNeeds(group, state);
+      }
     } catch (err) {
       this.states.failed(state, err);
     }
+  }
+
+  /**
+   * In the background, one group at a time: which of `state`'s tools the upstream lists only to
+   * clients declaring sampling, elicitation or roots (see capability-tools.ts). Lazy servers are
+   * not started for it.
+   */
+  private lookForNeeds(group: ServerGroup, state: ServerState): void {
+    if (!group.factory.declares || group.lazy || state.tools.length === 0) return;
+    this.needsLooks.request(
+      group.key,
+      state.name,
+      group.factory,
+      state.tools,
+      this.config.discoveryTimeoutMs * 4,
+      (needs) => this.states.needs(group.names, needs),
+    );
+  }
+
+  /**
+   * Note (or clear, `why` undefined) a relayed optional request's failure on every server of
+   * `name`'s group (completion/complete, resources/subscribe and unsubscribe).
+   */
+  noteOptional(name: string, method: OptionalMethod, why: string | undefined): void {
+    const group = this.groupOf.get(name);
+    if (group) this.states.note(group.names, method, why);
   }
 
   /** Every session a pool opens reports list changes here. */
@@ -443,6 +479,7 @@ export class Registry {
       this.states.listed(names, list, kind);
       const first = this.states.get(names[0] ?? "");
       if (first) this.cache?.saveState(first);
+      if (first && kind === "tools") this.lookForNeeds(group, first);
     } catch (err) {
       this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }

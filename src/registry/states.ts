@@ -9,7 +9,9 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { ListKind } from "../upstream/types.js";
 import type { CachedCatalog } from "./catalog-cache.js";
-import { applyList, logNotes, type ListUpdate } from "./discovery.js";
+import { applyList, type ListUpdate } from "./discovery.js";
+import type { ToolNeeds } from "./capability-tools.js";
+import { afterDiscovery, logNotes, withNote, type OptionalMethod } from "./notes.js";
 import type { Catalog, ServerHealth, ServerState, ServerStatus } from "./types.js";
 
 type ChangeListener = (server: string) => void;
@@ -175,7 +177,10 @@ export class ServerStates extends Map<string, ServerState> {
       updatedAt: this.now(),
       catalogFrom: "live",
     });
-    if (!catalog.notes) delete state.notes;
+    // The lists' notes as found; relayed requests' notes (completion, subscriptions) are kept.
+    const notes = afterDiscovery(notesBefore, catalog.notes);
+    if (notes) state.notes = notes;
+    else delete state.notes;
     delete state.error;
     state.health = { consecutiveFailures: 0, lastSuccessAt: this.now() };
     this.log.info(
@@ -201,6 +206,35 @@ export class ServerStates extends Map<string, ServerState> {
     }
     this.log.warn(`${state.name}: failed to start: ${state.error}`);
     this.emit(state.name);
+  }
+
+  /**
+   * Note (or clear, `why` undefined) a relayed optional request's failure on every server of a
+   * group: the server stays up; the note shows in describe, /healthz and the dashboard.
+   */
+  note(names: readonly string[], method: OptionalMethod, why: string | undefined): void {
+    const redacted = why === undefined ? undefined : this.log.redact(why);
+    for (const name of names) {
+      const state = this.get(name);
+      if (!state || state.notes?.[method] === redacted) continue;
+      const before = state.notes;
+      const next = withNote(before, method, redacted);
+      if (next) state.notes = next;
+      else delete state.notes;
+      logNotes(this.log, name, before, state.notes);
+      this.emit(name);
+    }
+  }
+
+  /** What a look found each tool of a group needs (src/registry/capability-tools.ts). */
+  needs(names: readonly string[], needs: ToolNeeds): void {
+    for (const name of names) {
+      const state = this.get(name);
+      if (!state || JSON.stringify(state.needs ?? {}) === JSON.stringify(needs)) continue;
+      if (Object.keys(needs).length > 0) state.needs = needs;
+      else delete state.needs;
+      this.emit(name);
+    }
   }
 
   /** A list refreshed after list_changed: land it on every server of the group. */

@@ -9,6 +9,7 @@ import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { UpstreamSession } from "../upstream/types.js";
 import type { WatchSession } from "./listwatch.js";
+import type { RelayedOptional } from "./notes.js";
 import type { SessionPool } from "./pool.js";
 
 interface Entry {
@@ -26,6 +27,11 @@ export interface SubscriptionOptions {
   logger: Logger;
   /** Bound on one subscribe or unsubscribe request. */
   timeoutMs: () => number;
+  /**
+   * The upstream failed (`why`) or answered (undefined) a subscribe or unsubscribe: a note on
+   * the server, which stays up.
+   */
+  onNote?: (method: RelayedOptional, why: string | undefined) => void;
 }
 
 export class ResourceSubscriptions {
@@ -120,7 +126,18 @@ export class ResourceSubscriptions {
       return;
     }
     const session = await this.longLived();
-    await session.subscribeResource(uri, this.request());
+    await this.noted("resources/subscribe", session.subscribeResource(uri, this.request()));
+  }
+
+  /** `request`, its failure (or success) reported as a note on the server. */
+  private async noted(method: RelayedOptional, request: Promise<void>): Promise<void> {
+    try {
+      await request;
+    } catch (err) {
+      this.options.onNote?.(method, errorMessage(err));
+      throw err;
+    }
+    this.options.onNote?.(method, undefined);
   }
 
   private release(uri: string, entry: Entry): void {
@@ -138,7 +155,10 @@ export class ResourceSubscriptions {
     if (last) this.session = undefined;
     void current
       .then(async (w) => {
-        await w.session.unsubscribeResource(uri, this.request());
+        await this.noted(
+          "resources/unsubscribe",
+          w.session.unsubscribeResource(uri, this.request()),
+        );
         if (last && w.own) await w.session.close();
       })
       .catch((err: unknown) =>

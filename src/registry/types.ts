@@ -5,6 +5,8 @@
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
 import type { ServerConfig } from "../config/load.js";
 import type { ServerIdentity } from "../upstream/types.js";
+import type { ToolNeeds } from "./capability-tools.js";
+import type { OptionalMethod } from "./notes.js";
 
 /**
  * starting: discovery under way; ready: answering; degraded: recent health checks failed, not
@@ -56,13 +58,14 @@ export interface ServerState {
   notes?: Partial<Record<OptionalMethod, string>>;
   /** `start: "lazy"` servers only: whether a session (a process, for stdio) of it is open. */
   running?: boolean;
+  /**
+   * Tools the upstream lists only to a client declaring sampling, elicitation or roots, and
+   * which (src/registry/capability-tools.ts). Absent: none, or not looked at yet.
+   */
+  needs?: ToolNeeds;
 }
 
-/**
- * Requests a server may fail without being down: its lists other than tools. A failure is
- * noted on the server (describe, /healthz, dashboard), never "down".
- */
-export type OptionalMethod = "resources/list" | "resources/templates/list" | "prompts/list";
+export type { OptionalMethod } from "./notes.js";
 
 /** The catalog part of a state, as one discovery produces it. */
 export type Catalog = Pick<

@@ -5,9 +5,12 @@
 import { firstSentence, signature } from "../compression/signature.js";
 import type { CompiledSchema } from "../compression/schema.js";
 import { tidyText } from "../compression/text.js";
+import { lacking, lackingText, type ClientNeed } from "../registry/capability-tools.js";
 import { promptName } from "../registry/lists.js";
+import { treatedAs } from "../registry/notes.js";
 import type { ServerState } from "../registry/registry.js";
 import type { PromptDef, ToolAnnotations, ToolDef } from "../types.js";
+import type { ClientAbilities } from "../upstream/channel.js";
 
 /** Claude Code cuts tool descriptions at 2 KB; stay under it with room to spare. */
 export const DESCRIPTION_LIMIT = 2_000;
@@ -59,11 +62,27 @@ export function describeDescription(servers: readonly ServerState[]): string {
   return text.length <= DESCRIPTION_LIMIT ? text : text.slice(0, DESCRIPTION_LIMIT - 1) + "…";
 }
 
+/**
+ * What the asking client lacks to use `tool` of `s` (capabilities the upstream lists it only
+ * with, see registry/capability-tools.ts); none when the client is not known.
+ */
+export function lacks(s: ServerState, tool: ToolDef, abilities: ClientAbilities | undefined) {
+  if (!abilities) return [];
+  return lacking(s.needs?.[tool.name], abilities, (s.config.roots?.length ?? 0) > 0);
+}
+
+/** ` [needs sampling, which this client did not declare]` after a tool's line, or nothing. */
+function lackTag(s: ServerState, tool: ToolDef, abilities: ClientAbilities | undefined): string {
+  const missing = lacks(s, tool, abilities);
+  return missing.length > 0 ? ` [${lackingText(missing)}]` : "";
+}
+
 /** describe({query}): the best matches with one-line signatures. */
 export function renderSearch(
   query: string,
   hits: readonly { server: ServerState; tool: ToolDef }[],
   starting: readonly string[] = [],
+  abilities?: ClientAbilities,
 ): string {
   // Servers still starting were not searched: "no match" would be a false answer.
   const pending =
@@ -78,7 +97,7 @@ export function renderSearch(
     `Tools matching "${query}" (best first):`,
     ...hits.map(
       ({ server, tool }) =>
-        `${server.name}.${signature(tool.name, tool.inputSchema)}${hintTags(tool.annotations)} — ${firstSentence(tool.description)}`,
+        `${server.name}.${signature(tool.name, tool.inputSchema)}${hintTags(tool.annotations)}${lackTag(server, tool, abilities)} — ${firstSentence(tool.description)}`,
     ),
     ...(pending ? [pending] : []),
   ].join("\n");
@@ -92,7 +111,10 @@ function cacheNote(s: ServerState): string {
 }
 
 /** describe(): every server with status and summary, every tool with its first sentence. */
-export function renderCatalog(servers: readonly ServerState[]): string {
+export function renderCatalog(
+  servers: readonly ServerState[],
+  abilities?: ClientAbilities,
+): string {
   return servers
     .map((s) => {
       const counts = `${s.tools.length} tools${s.prompts.length > 0 ? `, ${s.prompts.length} prompts` : ""}`;
@@ -103,14 +125,16 @@ export function renderCatalog(servers: readonly ServerState[]): string {
         s.tools.length > 0 ||
         s.catalogFrom === "cache";
       const head = `## ${s.name}${listed ? ` (${counts})` : ""}${statusNote(s)}${cacheNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
-      const tools = s.tools.map((t) => `${s.name}.${t.name} — ${firstSentence(t.description)}`);
+      const tools = s.tools.map(
+        (t) => `${s.name}.${t.name}${lackTag(s, t, abilities)} — ${firstSentence(t.description)}`,
+      );
       return [head, ...tools].join("\n");
     })
     .join("\n\n");
 }
 
 /** describe("server"): its tools with compact signatures and first-sentence descriptions. */
-export function renderServer(s: ServerState): string {
+export function renderServer(s: ServerState, abilities?: ClientAbilities): string {
   const lines = [
     `## ${s.name}${statusNote(s)}${cacheNote(s)}${s.identity?.era ? ` (MCP ${s.identity.protocolVersion ?? "?"}, ${s.identity.era})` : ""}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`,
   ];
@@ -124,7 +148,7 @@ export function renderServer(s: ServerState): string {
   }
   for (const t of s.tools) {
     lines.push(
-      `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)} — ${firstSentence(t.description)}`,
+      `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)}${lackTag(s, t, abilities)} — ${firstSentence(t.description)}`,
     );
   }
   if (s.prompts.length > 0) {
@@ -143,7 +167,7 @@ export function renderServer(s: ServerState): string {
 /** What an upstream failed without being down: each optional request, treated as empty. */
 function noteLines(s: ServerState): string[] {
   return Object.entries(s.notes ?? {}).map(
-    ([method, why]) => `Note: ${method} failed (${firstSentence(why, 120)}); treated as empty.`,
+    ([method, why]) => `Note: ${method} failed (${firstSentence(why, 120)}); ${treatedAs(method)}.`,
   );
 }
 
@@ -170,8 +194,15 @@ export function renderTool(
   tool: ToolDef,
   input: CompiledSchema,
   output?: CompiledSchema,
+  missing: readonly ClientNeed[] = [],
 ): string {
   const lines = [`${server}.${tool.name}${hintTags(tool.annotations)}`];
+  if (missing.length > 0) {
+    const what = lackingText(missing);
+    lines.push(
+      `Note: this tool ${what}; the server lists it only to clients that do, and calls to it fail here.`,
+    );
+  }
   const description = tidyText(tool.description ?? "") || tool.title || tool.annotations?.title;
   if (description) lines.push(description);
   lines.push(

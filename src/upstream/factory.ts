@@ -18,7 +18,7 @@ import {
   type ChildTracker,
   type RemoteSpec,
 } from "./transport.js";
-import type { ClientFactory, UpstreamSession } from "./types.js";
+import type { ClientFactory, SessionDeclares, UpstreamSession } from "./types.js";
 
 export interface ClientFactoryOptions {
   logger: Logger;
@@ -80,26 +80,42 @@ export function createClientFactory(
     }
     return session;
   };
-  const factory = (open: (signal?: AbortSignal) => Promise<SdkSession>): ClientFactory =>
-    Object.assign(async (signal?: AbortSignal) => remember(await open(signal)), {
-      forgetEra: () => {
-        verdict = undefined;
-        useSse = false;
+  const factory = (
+    open: (signal?: AbortSignal, declares?: SessionDeclares) => Promise<SdkSession>,
+  ): ClientFactory =>
+    Object.assign(
+      async (signal?: AbortSignal, declares?: SessionDeclares) =>
+        remember(await open(signal, declares)),
+      {
+        forgetEra: () => {
+          verdict = undefined;
+          useSse = false;
+        },
+        declares: true as const,
       },
-    });
+    );
   const fetchImpl = options.publicOnly ? publicOnlyFetch(options.publicOnly.lookup) : undefined;
   // SSE is the legacy transport: its servers are legacy, no probe.
-  const openSse = (remote: RemoteSpec, signal: AbortSignal | undefined) =>
+  const openSse = (
+    remote: RemoteSpec,
+    signal: AbortSignal | undefined,
+    declares: SessionDeclares | undefined,
+  ) =>
     openSession(createRemoteTransport(remote, "sse", fetchImpl), {
       timeoutMs,
       relay,
       prior: LEGACY,
       ...(signal && { signal }),
+      ...declares,
     });
 
   switch (spec.transport) {
     case "stdio": {
-      const spawnAndOpen = (signal: AbortSignal | undefined, prior: PriorDiscovery | undefined) => {
+      const spawnAndOpen = (
+        signal: AbortSignal | undefined,
+        prior: PriorDiscovery | undefined,
+        declares: SessionDeclares | undefined,
+      ) => {
         // This process's own last lines: what a server that exits at once says about why.
         const recent: string[] = [];
         let onOutput: (() => void) | undefined;
@@ -123,13 +139,14 @@ export function createClientFactory(
           ),
           ...(signal && { signal }),
           ...(prior && { prior }),
+          ...declares,
           explain: (err) => stdioFailure(err, transport.exit, recent),
         });
         return { transport, opening };
       };
-      return factory(async (signal) => {
+      return factory(async (signal, declares) => {
         const prior = verdict;
-        const first = spawnAndOpen(signal, prior);
+        const first = spawnAndOpen(signal, prior, declares);
         try {
           return await first.opening;
         } catch (err) {
@@ -138,40 +155,44 @@ export function createClientFactory(
           const ended = first.transport.exit !== undefined && !first.transport.exit.requested;
           if (prior || signal?.aborted || !ended) throw err;
           log.info("ended while its era was probed; starting it again as a legacy server");
-          return spawnAndOpen(signal, LEGACY).opening;
+          return spawnAndOpen(signal, LEGACY, declares).opening;
         }
       });
     }
     case "sse":
-      return factory(async (signal) => {
+      return factory(async (signal, declares) => {
         try {
-          return await openSse(spec, signal);
+          return await openSse(spec, signal, declares);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }
       });
     case "http": {
-      const connect = async (signal: AbortSignal | undefined) => {
-        if (useSse) return openSse(spec, signal);
+      const connect = async (
+        signal: AbortSignal | undefined,
+        declares: SessionDeclares | undefined,
+      ) => {
+        if (useSse) return openSse(spec, signal, declares);
         try {
           return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
             timeoutMs,
             relay,
             ...(signal && { signal }),
             ...(verdict && { prior: verdict }),
+            ...declares,
           });
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
           if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;
           log.info(`streamable HTTP answered ${err.status}; falling back to SSE`);
-          const session = await openSse(spec, signal);
+          const session = await openSse(spec, signal, declares);
           useSse = true;
           return session;
         }
       };
-      return factory(async (signal) => {
+      return factory(async (signal, declares) => {
         try {
-          return await connect(signal);
+          return await connect(signal, declares);
         } catch (err) {
           throw remoteFailure(err, spec.url);
         }

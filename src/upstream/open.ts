@@ -47,15 +47,21 @@ export interface OpenOptions {
   explain?: (err: unknown) => unknown;
   /** The upstream this session serves (default: an unnamed one with no configured roots). */
   relay?: RelayOptions;
+  /** Client capabilities to declare instead of CLIENT_CAPABILITIES (a look without some). */
+  capabilities?: Record<string, unknown>;
 }
 
 /**
  * The one place mcpx builds an SDK client for an upstream. Its handlers are in place before
  * connect: an upstream may ask for roots as soon as it is initialized.
  */
-function newClient(probeTimeoutMs: number, asker: SessionAsker): Client {
+function newClient(
+  probeTimeoutMs: number,
+  asker: SessionAsker,
+  capabilities: Record<string, unknown> = CLIENT_CAPABILITIES,
+): Client {
   const client = new Client(CLIENT_INFO, {
-    capabilities: CLIENT_CAPABILITIES,
+    capabilities,
     // Without a prior verdict: probe with server/discover, fall back to initialize.
     versionNegotiation: { mode: "auto", probe: { timeoutMs: probeTimeoutMs } },
   });
@@ -75,9 +81,12 @@ function newClient(probeTimeoutMs: number, asker: SessionAsker): Client {
       }
     };
   // The SDK types each handler's result by method; the asker passes the client's answer through.
-  client.setRequestHandler("roots/list", relay("roots") as never);
-  client.setRequestHandler("elicitation/create", relay("elicitation") as never);
-  client.setRequestHandler("sampling/createMessage", relay("sampling") as never);
+  // The SDK refuses a handler for a capability not declared (a look declares fewer).
+  if (capabilities.roots) client.setRequestHandler("roots/list", relay("roots") as never);
+  if (capabilities.elicitation)
+    client.setRequestHandler("elicitation/create", relay("elicitation") as never);
+  if (capabilities.sampling)
+    client.setRequestHandler("sampling/createMessage", relay("sampling") as never);
   return client;
 }
 
@@ -102,7 +111,11 @@ export async function openSession(transport: Transport, options: OpenOptions): P
     relatedContext: transport instanceof StreamableHTTPClientTransport,
   });
   relay.onOutput?.(() => asker.noteActivity());
-  const client = newClient(options.probeTimeoutMs ?? options.timeoutMs, asker);
+  const client = newClient(
+    options.probeTimeoutMs ?? options.timeoutMs,
+    asker,
+    options.capabilities,
+  );
   // During the era probe the client does not own the transport yet: close both.
   const abort = () => {
     void client.close().catch(() => {});

@@ -139,9 +139,23 @@ export interface UpstreamSession {
  * the era learned so far: the next session probes again (a server that was down may have been
  * upgraded or replaced).
  */
-export type ClientFactory = ((signal?: AbortSignal) => Promise<UpstreamSession>) & {
+export type ClientFactory = ((
+  signal?: AbortSignal,
+  open?: SessionDeclares,
+) => Promise<UpstreamSession>) & {
   forgetEra?: () => void;
+  /** It honours `open.capabilities` (an injected connector may not: nothing to look with). */
+  declares?: true;
 };
+
+/**
+ * What a session opened for a look declares instead of mcpx's usual client capabilities (which
+ * tools an upstream lists to a client without sampling, elicitation or roots:
+ * src/registry/capability-tools.ts). Absent: the usual ones.
+ */
+export interface SessionDeclares {
+  capabilities?: Record<string, unknown>;
+}
 
 /** What a failed upstream request means for the caller, without SDK error codes leaking out. */
 export interface UpstreamFailure {

@@ -1,7 +1,9 @@
 /**
  * The compatibility corpus: 13 real MCP servers from npm (ten third-party ones and the three
  * reference servers), run offline. Each comes up through mcpx (the built dist, over stdio) with
- * the same tools as when connected directly with the SDK client, answers one real call, and the
+ * the same tools as when connected directly with the SDK client (and each tool's declaration
+ * through describe has the properties of its direct inputSchema, optional where it is), answers
+ * one real call, and the
  * stateful ones keep their state across two calls with the config's default session policy.
  *
  * Offline settings (test/helpers/real-servers.ts): every server's HOME is a scratch folder;
@@ -36,6 +38,43 @@ import {
   type Running,
 } from "../helpers/proxy.js";
 import { CHROMIUM, REAL_SERVERS } from "../helpers/real-servers.js";
+
+/**
+ * Where mcpx's declaration of `tool` (describe("server.tool"): TypeScript argument lines, or the
+ * JSON Schema for schemas it cannot type) differs from the server's own `inputSchema`: a
+ * top-level property missing, or optional where it should be required or the other way round.
+ * Required with a default is optional (mcpx says so on purpose: the server fills it in).
+ */
+function schemaDifferences(tool: string, schema: unknown, declaration: string): string[] {
+  const s = schema as { properties?: Record<string, { default?: unknown }>; required?: string[] };
+  const required = new Set(s.required ?? []);
+  const json = /^Input JSON Schema: (.*)$/m.exec(declaration)?.[1];
+  const shown = json === undefined ? undefined : (JSON.parse(json) as typeof s);
+  const out: string[] = [];
+  for (const [prop, def] of Object.entries(s.properties ?? {})) {
+    const optional =
+      !required.has(prop) || (def !== null && typeof def === "object" && "default" in def);
+    if (shown) {
+      if (!shown.properties || !(prop in shown.properties)) out.push(`${tool}.${prop}: missing`);
+      else if ((shown.required ?? []).includes(prop) === optional)
+        out.push(`${tool}.${prop}: ${optional ? "required" : "optional"} through mcpx`);
+      continue;
+    }
+    // Top-level members start their line: `name: type`, `name?: type`, `"odd-name"?: type`.
+    const key = `(?:${escape(prop)}|"${escape(prop)}")`;
+    const marks = [...declaration.matchAll(new RegExp(`^${key}(\\?)?: `, "gm"))].map(
+      (m) => m[1] === "?",
+    );
+    if (marks.length === 0) out.push(`${tool}.${prop}: missing`);
+    else if (!marks.includes(optional))
+      out.push(`${tool}.${prop}: ${optional ? "required" : "optional"} through mcpx`);
+  }
+  return out;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
 
 /** The reference servers of modelcontextprotocol/servers; every other one is third-party. */
 const REFERENCE = new Set(["everything", "filesystem", "memory"]);
@@ -113,7 +152,7 @@ describe.skipIf(!existsSync(CHROMIUM))("compatibility corpus: real servers throu
 
   it("describes every tool through mcpx that each server lists directly", async () => {
     // A few at a time: mcpx's own thirteen are running too.
-    const direct: (readonly [string, string[]])[] = [];
+    const direct: (readonly [string, { name: string; inputSchema: unknown }[]])[] = [];
     for (let i = 0; i < REAL_SERVERS.length; i += 4) {
       direct.push(
         ...(await Promise.all(
@@ -131,7 +170,7 @@ describe.skipIf(!existsSync(CHROMIUM))("compatibility corpus: real servers throu
             );
             try {
               const { tools } = await client.listTools();
-              return [s.name, tools.map((t) => t.name).sort()] as const;
+              return [s.name, tools] as const;
             } finally {
               await client.close();
             }
@@ -142,15 +181,30 @@ describe.skipIf(!existsSync(CHROMIUM))("compatibility corpus: real servers throu
     // What mcpx describes of each server names every tool the server lists directly; all servers
     // at once, so a failure names every one that differs.
     const missing: Record<string, string[]> = {};
+    // Each tool's declaration (describe("server.tool")) against its direct inputSchema: every
+    // top-level property, optional exactly where the direct schema does not require it (or gives
+    // a default: required + default is optional through mcpx, on purpose).
+    const differs: Record<string, string[]> = {};
     for (const [name, tools] of direct) {
       expect(tools.length, name).toBeGreaterThan(0);
       const described = text(
         await mcpx.client.callTool({ name: "describe", arguments: { method: name } }),
       );
-      missing[name] = tools.filter((t) => !described.includes(t));
+      missing[name] = tools.map((t) => t.name).filter((t) => !described.includes(t));
+      differs[name] = [];
+      for (const tool of tools) {
+        const declaration = text(
+          await mcpx.client.callTool({
+            name: "describe",
+            arguments: { method: `${name}.${tool.name}` },
+          }),
+        );
+        differs[name].push(...schemaDifferences(tool.name, tool.inputSchema, declaration));
+      }
     }
     expect(missing).toEqual(Object.fromEntries(direct.map(([name]) => [name, []])));
-  }, 120_000);
+    expect(differs).toEqual(Object.fromEntries(direct.map(([name]) => [name, []])));
+  }, 300_000);
 
   it("answers a real call from each server that works offline", async () => {
     await Promise.all([

@@ -75,6 +75,58 @@ describe("optional requests that fail", () => {
     ]);
   });
 
+  it("a failed completion is empty and a failed subscription an error: both noted, the server stays up", async () => {
+    const file = writeConfig({ mcpServers: { partial: fixtureServer("partial.mjs") } });
+    proxy = await startHttp(file, [], {}, { era: "legacy" });
+    const client = proxy.client;
+    const completion = await client.complete({
+      ref: { type: "ref/resource", uri: "partial://readme" },
+      argument: { name: "x", value: "a" },
+    });
+    expect(completion.completion).toEqual({ values: [], hasMore: false });
+    await expect(client.subscribeResource({ uri: "partial://readme" })).rejects.toThrow(
+      /Server "partial" refused the subscription to partial:\/\/readme: .*Method not found/,
+    );
+    // Asked again: answered the same, noted (and logged) once.
+    expect(
+      (
+        await client.complete({
+          ref: { type: "ref/resource", uri: "partial://readme" },
+          argument: { name: "x", value: "b" },
+        })
+      ).completion.values,
+    ).toEqual([]);
+    const about = await describeText({ method: "partial" });
+    expect(about).not.toMatch(/DOWN/);
+    expect(about).toMatch(
+      /Note: completion\/complete failed \(.*Method not found.*\); treated as empty\./,
+    );
+    expect(about).toMatch(
+      /Note: resources\/subscribe failed \(.*Method not found.*\); treated as unsupported\./,
+    );
+    const h = (await healthz()).servers.partial;
+    expect(h?.status).toBe("ready");
+    expect(Object.keys(h?.notes ?? {}).sort()).toEqual([
+      "completion/complete",
+      "prompts/list",
+      "resources/subscribe",
+      "resources/templates/list",
+    ]);
+    expect(
+      text(
+        await client.callTool({
+          name: "call",
+          arguments: { method: "partial.add", arguments: { a: 2, b: 3 } },
+        }),
+      ),
+    ).toBe("5");
+    const logged = proxy
+      .stderr()
+      .split("\n")
+      .filter((l) => l.includes("completion/complete failed"));
+    expect(logged).toHaveLength(1);
+  });
+
   it("an optional list that never answers ends as a note at the discovery timeout", async () => {
     const file = writeConfig({
       discoveryTimeout: 8000,

@@ -310,3 +310,35 @@ describe("first contact", () => {
     expect(text).toContain("partial.echo()");
   });
 });
+
+describe("tools a client cannot use", () => {
+  const NONE = { roots: false, elicitForm: false, elicitUrl: false, sampling: false };
+  const everything = server("everything", {
+    tools: [tool("echo"), tool("sample"), tool("roots"), tool("both")],
+    needs: { sample: ["sampling"], roots: ["roots"], both: ["sampling", "elicitation"] },
+  });
+
+  it("are marked for a client that did not declare what they need, and only those", () => {
+    const text = renderServer(everything, NONE);
+    expect(text).toContain(
+      "everything.sample() [needs sampling, which this client did not declare]",
+    );
+    expect(text).toContain("everything.roots() [needs roots, which this client did not declare]");
+    expect(text).toContain(
+      "everything.both() [needs sampling and elicitation, which this client did not declare]",
+    );
+    expect(text).toMatch(/^everything\.echo\(\) — $/m);
+    const some = renderServer(everything, { ...NONE, sampling: true, elicitUrl: true });
+    expect(some.match(/did not declare/g)).toHaveLength(1);
+    expect(some).toContain("everything.roots() [needs roots, which this client did not declare]");
+  });
+
+  it("need no roots of the client when the server has configured roots, and no mark when the client is unknown", () => {
+    const rooted = { ...everything, config: { ...everything.config, roots: ["file:///srv"] } };
+    expect(renderServer(rooted, NONE)).toMatch(/^everything\.roots\(\) — $/m);
+    expect(renderServer(everything)).not.toContain("did not declare");
+    expect(renderCatalog([everything], NONE)).toContain(
+      "everything.sample [needs sampling, which this client did not declare]",
+    );
+  });
+});

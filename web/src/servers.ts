@@ -40,8 +40,13 @@ export function renderServers(servers: ServerSummary[], onOpen: (name: string) =
 function notesText(notes: Record<string, string> | undefined): string {
   if (!notes) return "";
   return Object.entries(notes)
-    .map(([method, why]) => `${method} failed (treated as empty): ${why}`)
+    .map(([method, why]) => `${method} failed (${treatedAs(method)}): ${why}`)
     .join("; ");
+}
+
+/** What a failed optional request is taken as (as src/registry/notes.ts says it). */
+function treatedAs(method: string): string {
+  return method.endsWith("subscribe") ? "treated as unsupported" : "treated as empty";
 }
 
 /** Ticks the uptime cells without a round trip. */

@@ -49,7 +49,15 @@ export function registerCompletionHandler(server: Server, env: HandlerEnv): void
       { caller, clientKey, view, signal: req.mcpReq.signal },
       (session, options) => session.complete(forwarded, options),
     );
-    if ("failure" in end) throw relayError(end.failure);
+    if ("failure" in end) {
+      // The upstream declared completions but failed this one (method not found, invalid params,
+      // its own error, no answer in time): a note on it, and the answer of a server without
+      // completions. Not reached, cancelled or busy stays an error for this request.
+      if (end.failure.outcome !== "failed") throw relayError(end.failure);
+      env.ctx.registry.noteOptional(owner.name, "completion/complete", end.failure.message);
+      return NOTHING;
+    }
+    env.ctx.registry.noteOptional(owner.name, "completion/complete", undefined);
     return end.result;
   });
 }

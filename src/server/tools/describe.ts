@@ -8,7 +8,9 @@ import {
   renderServer,
   renderTool,
   schemaTypeName,
+  lacks,
 } from "../catalog.js";
+import type { ClientAbilities } from "../../upstream/channel.js";
 import type { CatalogView } from "../../registry/view.js";
 import { codeModeOff } from "../../executor/script.js";
 import type { JsonSchema } from "../../types.js";
@@ -19,10 +21,11 @@ async function describeOne(
   name: string,
   ctx: ProxyContext,
   view: CatalogView,
+  abilities?: ClientAbilities,
 ): Promise<{ text: string; error?: true }> {
   const servers = view.servers();
   const server = view.server(name);
-  if (server) return { text: renderServer(server) };
+  if (server) return { text: renderServer(server, abilities) };
   const ref = parseToolRef(name);
   const owner = ref && view.server(ref.server);
   const tool = owner && ref ? owner.tools.find((t) => t.name === ref.tool) : undefined;
@@ -31,7 +34,7 @@ async function describeOne(
     const output = tool.outputSchema
       ? await ctx.schemas.compile(tool.outputSchema, schemaTypeName(tool.name, "Output"))
       : undefined;
-    return { text: renderTool(owner.name, tool, input, output) };
+    return { text: renderTool(owner.name, tool, input, output, lacks(owner, tool, abilities)) };
   }
   const all = [
     ...servers.map((s) => s.name),
@@ -88,7 +91,12 @@ async function describeApi(
 /** How many matches describe({query}) returns. */
 const SEARCH_RESULTS = 10;
 
-function search(query: string, ctx: ProxyContext, view: CatalogView): string {
+function search(
+  query: string,
+  ctx: ProxyContext,
+  view: CatalogView,
+  abilities?: ClientAbilities,
+): string {
   const hits = view.search(query, SEARCH_RESULTS).flatMap((h) => {
     const server = view.server(h.server);
     const tool = server?.tools.find((t) => t.name === h.tool);
@@ -98,7 +106,7 @@ function search(query: string, ctx: ProxyContext, view: CatalogView): string {
     .servers()
     .filter((s) => ctx.registry.awaitsFirstCatalog(s.name))
     .map((s) => s.name);
-  return renderSearch(query, hits, starting);
+  return renderSearch(query, hits, starting, abilities);
 }
 
 /**
@@ -158,9 +166,11 @@ export const describeTool: MetaTool = {
       first,
     );
     if (args.api !== undefined && args.api !== false) return api(args, ctx, req);
-    if (query === "" && noMethod) return textResult(renderCatalog(req.view.servers()));
+    // What the asking client declared: tools it lacks a capability for are marked.
+    const abilities = req.client?.abilities;
+    if (query === "" && noMethod) return textResult(renderCatalog(req.view.servers(), abilities));
     const parts: { text: string; error?: true }[] = [];
-    if (query !== "") parts.push({ text: search(query, ctx, req.view) });
+    if (query !== "") parts.push({ text: search(query, ctx, req.view, abilities) });
     if (!noMethod) {
       const names = Array.isArray(method) ? method : [method];
       if (names.length === 0 || names.some((n) => typeof n !== "string")) {
@@ -171,7 +181,7 @@ export const describeTool: MetaTool = {
       }
       parts.push(
         ...(await Promise.all(
-          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view)),
+          (names as string[]).map((n) => describeOne(n.trim(), ctx, req.view, abilities)),
         )),
       );
     }
