@@ -6,7 +6,7 @@ import type { ClientChannel } from "../upstream/channel.js";
 import type { LogMessage } from "../upstream/connection.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView, CatalogViews } from "../registry/view.js";
-import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
+import type { Era, JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
 import type { PendingCalls } from "./pending.js";
 
 /** Everything a meta-tool may use. Built once per proxy in createProxy(). */
@@ -22,12 +22,6 @@ export interface ProxyContext {
   /** Calls of 2026-07-28 clients waiting for their client's input (this replica's). */
   pending: PendingCalls;
 }
-
-/**
- * The protocol era a downstream client speaks: "modern" is 2026-07-28 (stateless requests, each
- * with its `_meta` envelope), "legacy" the 2025 revisions (initialize, sessions).
- */
-export type Era = "modern" | "legacy";
 
 /** Per-request inputs from the downstream client. */
 export interface RequestContext {

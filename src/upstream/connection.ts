@@ -19,6 +19,7 @@ import type { Logger } from "../logger.js";
 import type {
   CompleteParams,
   CompleteResult,
+  Era,
   PromptDef,
   PromptResult,
   ReadResourceResult,
@@ -76,9 +77,6 @@ export interface RequestOptions {
    */
   client?: ClientChannel;
 }
-
-/** The protocol era an upstream speaks: 2025-11-25 and before (initialize), or 2026-07-28+. */
-export type Era = "legacy" | "modern";
 
 /** What an upstream said about itself at initialize (legacy) or server/discover (modern). */
 export interface ServerIdentity {

@@ -7,7 +7,8 @@
  */
 import type { SessionAsker } from "./asker.js";
 import type { ClientChannel, RelayKind } from "./channel.js";
-import type { Era, Progress, RequestOptions } from "./connection.js";
+import type { Progress, RequestOptions } from "./connection.js";
+import type { Era } from "../types.js";
 import { IdleDeadline } from "./deadline.js";
 import { isRecord } from "../json.js";
 
