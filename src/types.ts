@@ -3,6 +3,13 @@
  * only the files allowed to import the SDK depend on it (see eslint.config.js).
  */
 
+/**
+ * The protocol era a client or an upstream speaks: "modern" is 2026-07-28 and later (stateless
+ * requests, `server/discover`, each request with its `_meta` envelope), "legacy" the 2025
+ * revisions and before (`initialize`, sessions).
+ */
+export type Era = "modern" | "legacy";
+
 /** A JSON Schema object as upstreams send it (inputSchema / outputSchema). */
 export type JsonSchema = { [key: string]: unknown };
 

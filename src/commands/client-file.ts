@@ -16,6 +16,7 @@ import {
   type ParseError,
 } from "jsonc-parser";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
+import { isRecord } from "../json.js";
 
 export type FileKind = "json" | "toml";
 
@@ -35,9 +36,7 @@ export function parseDocument(text: string, kind: FileKind): Record<string, unkn
       return JSON.parse(JSON.stringify(parseToml(text))) as Record<string, unknown>;
     const errors: ParseError[] = [];
     const doc: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
-    return errors.length === 0 && typeof doc === "object" && doc !== null && !Array.isArray(doc)
-      ? (doc as Record<string, unknown>)
-      : undefined;
+    return errors.length === 0 && isRecord(doc) ? doc : undefined;
   } catch {
     // Not TOML: the caller refuses to touch the file.
     return undefined;
@@ -56,9 +55,7 @@ export function serversAt(
         ? (node as Record<string, unknown>)[key]
         : undefined;
   }
-  return typeof node === "object" && node !== null && !Array.isArray(node)
-    ? (node as Record<string, unknown>)
-    : {};
+  return isRecord(node) ? node : {};
 }
 
 /**

@@ -1,10 +1,7 @@
 import type { JsonSchema } from "../types.js";
+import { isRecord } from "../json.js";
 
 type Node = { [key: string]: unknown };
-
-function isNode(value: unknown): value is Node {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Keywords whose value is one sub-schema. */
 const ONE = [
@@ -46,7 +43,7 @@ function rewrite(input: unknown): unknown {
     });
     return changed ? out : input;
   }
-  if (!isNode(input)) return input;
+  if (!isRecord(input)) return input;
   let node: Node | undefined;
   const set = (k: string, v: unknown) => {
     node ??= { ...input };
@@ -57,11 +54,11 @@ function rewrite(input: unknown): unknown {
     const v = rewrite(source[k]);
     if (v !== source[k]) set(k, v);
   };
-  for (const k of ONE) if (isNode(input[k])) maybeSet(k);
+  for (const k of ONE) if (isRecord(input[k])) maybeSet(k);
   for (const k of LISTS) if (Array.isArray(input[k])) maybeSet(k);
   for (const k of MAPS) {
     const map = input[k];
-    if (!isNode(map)) continue;
+    if (!isRecord(map)) continue;
     let out: Node | undefined;
     for (const [name, sub] of Object.entries(map)) {
       const r = rewrite(sub);
@@ -72,10 +69,10 @@ function rewrite(input: unknown): unknown {
     if (out) set(k, out);
   }
   const properties = input.properties;
-  if (Array.isArray(input.required) && isNode(properties)) {
+  if (Array.isArray(input.required) && isRecord(properties)) {
     const required = input.required.filter(
       (name) =>
-        !(typeof name === "string" && isNode(properties[name]) && "default" in properties[name]),
+        !(typeof name === "string" && isRecord(properties[name]) && "default" in properties[name]),
     );
     if (required.length < input.required.length) {
       if (required.length > 0) set("required", required);

@@ -1,12 +1,9 @@
 import type { JsonSchema } from "../types.js";
 import { defaultsOptional } from "./schema-defaults.js";
 import { hideCommentEnds } from "./schema-text.js";
+import { isRecord } from "../json.js";
 
 type Node = { [key: string]: unknown };
-
-function isNode(value: unknown): value is Node {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Keywords json-schema-to-typescript does not render (or renders only partly); they are written
@@ -96,7 +93,7 @@ const MEMBER_LISTS = ["anyOf", "oneOf", "allOf"];
 export function prepareSchema(schema: JsonSchema): Node {
   // Required with a default reads as optional, as the server treats it (it fills the default).
   const { node, notes } = prepareNode(defaultsOptional(schema));
-  const root = isNode(node) ? node : {};
+  const root = isRecord(node) ? node : {};
   // The root stays a declaration with fields, even with none: "(no arguments)", not `object`.
   if (root.tsType === "object") {
     delete root.tsType;
@@ -116,7 +113,7 @@ function prepareNode(
   name?: string,
   parentDescription?: string,
 ): { node: unknown; notes: string[] } {
-  if (!isNode(input)) return { node: input, notes: [] };
+  if (!isRecord(input)) return { node: input, notes: [] };
   const node: Node = { ...input };
   const notes: string[] = [];
 
@@ -131,7 +128,7 @@ function prepareNode(
   delete node.description;
   for (const k of DROPPED_KEYWORDS) delete node[k];
   // Property names are strings in any JSON object: zod's records say it anyway.
-  if (isNode(node.propertyNames) && isStringOnly(node.propertyNames)) delete node.propertyNames;
+  if (isRecord(node.propertyNames) && isStringOnly(node.propertyNames)) delete node.propertyNames;
 
   for (const k of NOTED_KEYWORDS) {
     if (!(k in node)) continue;
@@ -147,7 +144,7 @@ function prepareNode(
   // A map of named sub-schemas: each member keeps its own notes as its description.
   for (const k of COMMENTED_MAPS) {
     const map = node[k];
-    if (!isNode(map)) continue;
+    if (!isRecord(map)) continue;
     const out: Node = {};
     for (const [key, sub] of Object.entries(map))
       out[key] = withDescription(prepareNode(sub, k === "properties" ? key : undefined));
@@ -155,7 +152,7 @@ function prepareNode(
   }
 
   // Index signatures keep their comment.
-  if (isNode(node.additionalProperties))
+  if (isRecord(node.additionalProperties))
     node.additionalProperties = withDescription(prepareNode(node.additionalProperties));
 
   for (const k of MEMBER_LISTS) {
@@ -183,7 +180,7 @@ function prepareNode(
     });
   }
   for (const k of ["items", "additionalItems"]) {
-    if (!isNode(node[k])) continue;
+    if (!isRecord(node[k])) continue;
     const p = prepareNode(node[k], undefined, description);
     node[k] = p.node;
     if (p.notes.length > 0)
@@ -213,7 +210,7 @@ function prepareNode(
  */
 function openObjects(node: Node): void {
   if (node.additionalProperties === true) delete node.additionalProperties;
-  const named = isNode(node.properties) && Object.keys(node.properties).length > 0;
+  const named = isRecord(node.properties) && Object.keys(node.properties).length > 0;
   if (
     node.type === "object" &&
     !named &&
@@ -247,7 +244,7 @@ function isStringOnly(schema: Node): boolean {
 }
 
 function withDescription({ node, notes }: { node: unknown; notes: string[] }): unknown {
-  if (isNode(node) && notes.length > 0) node.description = hideCommentEnds(notes.join(" "));
+  if (isRecord(node) && notes.length > 0) node.description = hideCommentEnds(notes.join(" "));
   return node;
 }
 
@@ -256,9 +253,11 @@ function withDescription({ node, notes }: { node: unknown; notes: string[] }): u
  * no other member has it, else `(#2)` by position (1-based). The union itself shows in the type.
  */
 function memberLabels(members: unknown[]): string[] {
-  const types = members.map((m) => (isNode(m) && typeof m.type === "string" ? m.type : undefined));
+  const types = members.map((m) =>
+    isRecord(m) && typeof m.type === "string" ? m.type : undefined,
+  );
   return members.map((m, i) => {
-    if (isNode(m) && "const" in m) return `${JSON.stringify(m.const)}:`;
+    if (isRecord(m) && "const" in m) return `${JSON.stringify(m.const)}:`;
     const t = types[i];
     return t !== undefined && types.indexOf(t) === types.lastIndexOf(t) ? `(${t})` : `(#${i + 1})`;
   });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 
 import type { compile as Compile, Options as CompileOptions } from "json-schema-to-typescript";
 
-import { canonicalJson } from "../json.js";
+import { canonicalJson, isRecord } from "../json.js";
 import type { JsonSchema } from "../types.js";
 import { prepareSchema } from "./schema-prepare.js";
 import { compactDeclaration } from "./schema-text.js";
@@ -37,8 +37,6 @@ export interface SchemaCompilerOptions {
   /** Cached entries kept; the oldest is evicted first. Default 2000. */
   maxEntries?: number;
 }
-
-type Node = { [key: string]: unknown };
 
 const DEFAULT_TIMEOUT_MS = 2000;
 const DEFAULT_MAX_ENTRIES = 2000;
@@ -146,13 +144,9 @@ export class SchemaCompiler {
   }
 }
 
-function isNode(value: unknown): value is Node {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function hasExternalRef(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasExternalRef);
-  if (!isNode(value)) return false;
+  if (!isRecord(value)) return false;
   for (const [k, v] of Object.entries(value)) {
     if (k === "$ref" && typeof v === "string" && !v.startsWith("#")) return true;
     if (k !== "enum" && k !== "const" && k !== "default" && k !== "examples" && hasExternalRef(v))

@@ -4,6 +4,7 @@
  */
 import { search, type JSONValue } from "@jmespath-community/jmespath";
 import { errorMessage } from "../errors.js";
+import { isRecord } from "../json.js";
 
 /** Keys shown by {@link shapeOf} before it says how many more there are. */
 const SHAPE_KEYS = 24;
@@ -27,9 +28,9 @@ export function applySelect(
 export function shapeOf(value: unknown): string {
   if (Array.isArray(value)) {
     const first: unknown = value[0];
-    return isObject(first) ? `array(${value.length}) of ${keys(first)}` : typeName(value);
+    return isRecord(first) ? `array(${value.length}) of ${keys(first)}` : typeName(value);
   }
-  return isObject(value) ? keys(value) : typeName(value);
+  return isRecord(value) ? keys(value) : typeName(value);
 }
 
 function keys(obj: Record<string, unknown>): string {
@@ -43,10 +44,6 @@ function typeName(value: unknown): string {
   if (Array.isArray(value)) return `array(${value.length})`;
   if (value === null) return "null";
   return typeof value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

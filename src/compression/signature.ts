@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../types.js";
 import { defaultsOptional } from "./schema-defaults.js";
+import { isRecord } from "../json.js";
 
 const DEFAULT_MAX_CHARS = 120;
 const ELLIPSIS = "…";
@@ -12,7 +13,7 @@ const ELLIPSIS = "…";
  */
 export function signature(name: string, schema: JsonSchema): string {
   const inputSchema = defaultsOptional(schema);
-  const properties = isNode(inputSchema.properties) ? inputSchema.properties : {};
+  const properties = isRecord(inputSchema.properties) ? inputSchema.properties : {};
   const names = Object.keys(properties);
   const required = new Set(
     Array.isArray(inputSchema.required)
@@ -39,17 +40,13 @@ const SCALARS: Readonly<Record<string, string>> = {
 
 /** A scalar type name (or an array of one), else undefined. Enums and literals are not short. */
 function shortType(schema: unknown): string | undefined {
-  if (!isNode(schema) || "enum" in schema || "const" in schema) return undefined;
+  if (!isRecord(schema) || "enum" in schema || "const" in schema) return undefined;
   if (typeof schema.type !== "string") return undefined;
   if (schema.type === "array") {
     const item = shortType(schema.items);
     return item === undefined ? undefined : `${item}[]`;
   }
   return SCALARS[schema.type];
-}
-
-function isNode(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** First sentence of a description, whitespace-collapsed, max ~120 chars with an ellipsis. */

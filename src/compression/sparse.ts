@@ -19,6 +19,8 @@
  * {@link decodeSparse} reads it back; the tests prove the round trip.
  */
 
+import { isRecord } from "../json.js";
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Record_ = { [key: string]: Json };
 
@@ -41,7 +43,8 @@ export function encodeSparse(value: unknown): string | undefined {
   const notes: Notes = { absent: false, paths: false, tables: 0 };
   const lines: string[] = [];
   if (isRecordArray(value)) lines.push(...table("", value as Record_[], 0, notes));
-  else if (isRecord(value) && Object.keys(value).length > 0) lines.push(...block(value, 0, notes));
+  else if (isRecord(value) && Object.keys(value).length > 0)
+    lines.push(...block(value as Record_, 0, notes));
   else return undefined;
   if (notes.tables === 0) return undefined;
   const header = [
@@ -49,10 +52,6 @@ export function encodeSparse(value: unknown): string | undefined {
     notes.paths ? "a.b = key b inside object a" : "",
   ].filter(Boolean);
   return [...(header.length > 0 ? [`# ${header.join("; ")}`] : []), ...lines].join("\n");
-}
-
-function isRecord(value: unknown): value is Record_ {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function isRecordArray(value: unknown): boolean {

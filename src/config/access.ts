@@ -4,7 +4,7 @@
  * disabling one does not break its profiles).
  */
 import { expandVars, MissingVariableError } from "./expand.js";
-import { check, isObject, type Findings } from "./issues.js";
+import { check, type Findings } from "./issues.js";
 import {
   authSchema,
   callersSchema,
@@ -14,6 +14,7 @@ import {
 } from "./schema.js";
 import { suggest } from "./suggest.js";
 import { DEFAULT_PROFILE, type Config, type Env, type Profile } from "./types.js";
+import { isRecord } from "../json.js";
 
 /** The access sections as written in the file, not yet checked. */
 export interface RawAccess {
@@ -36,7 +37,7 @@ export function parseAccess(
   const profileNames =
     raw.profiles === undefined
       ? Object.keys(profiles)
-      : isObject(raw.profiles)
+      : isRecord(raw.profiles)
         ? Object.keys(raw.profiles)
         : undefined;
   const callers = parseCallers(raw.callers, profileNames, found);
@@ -161,7 +162,7 @@ function parseCodeMode(
   }
   if (raw === undefined || raw === true) return undefined;
   if (raw === false) return false;
-  if (!isObject(raw)) {
+  if (!isRecord(raw)) {
     found.problems.push(
       `${at}: must be true, false, or an object of limits like { "timeMs": 10000, "calls": 20 }.`,
     );

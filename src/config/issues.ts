@@ -45,10 +45,6 @@ export function unknownKey(at: string, key: string, known: readonly string[]): s
     : `${at}: unknown key. Remove it.`;
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Our wording for the issues whose fix is the same everywhere; zod's for the rest. */
 function message(issue: z.core.$ZodRawIssue): string | undefined {
   switch (issue.code) {

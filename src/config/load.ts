@@ -14,7 +14,7 @@ import {
   type ReadOptions,
 } from "./formats/read.js";
 import { expandVars, MissingVariableError } from "./expand.js";
-import { check, isObject, type Findings } from "./issues.js";
+import { check, type Findings } from "./issues.js";
 import { settingsSchema, type Settings } from "./schema.js";
 import { parseServers, type Origin } from "./servers.js";
 import { ConfigError, DEFAULTS, type Config, type Env } from "./types.js";
@@ -36,6 +36,7 @@ export type {
   ToolFilter,
   UpstreamSpec,
 } from "./types.js";
+import { isRecord } from "../json.js";
 export type { FormatId } from "./formats/read.js";
 
 /** How a config file is read: its format (detected by default) and whether it is trusted. */
@@ -85,7 +86,7 @@ export function parseConfig(
   env: Env = process.env,
   options: ParseOptions = {},
 ): Config {
-  if (!isObject(raw)) {
+  if (!isRecord(raw)) {
     throw new ConfigError(file, [
       '(root): must be a JSON object like { "mcpServers": { "name": { "command": "..." } } }.',
     ]);
@@ -99,7 +100,7 @@ export function parseConfig(
   const untrusted = options.untrusted === true || raw.trust === "untrusted";
   const entries = raw.mcpServers;
   // Without a server object there is nothing to check the rest against.
-  if (!isObject(entries)) {
+  if (!isRecord(entries)) {
     if (entries === undefined && !("servers" in raw) && !("mcp_servers" in raw)) {
       found.problems.push(`(root): not a config mcpx knows. mcpx reads: ${FORMATS_LINE}.`);
     }

@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { readEnvFile } from "./envfile.js";
 import { expandTracked, MissingVariableError } from "./expand.js";
 import { headerSecrets, urlSecrets } from "./secrets.js";
-import { check, formatPath, isObject, type Findings, type KeyPath } from "./issues.js";
+import { check, formatPath, type Findings, type KeyPath } from "./issues.js";
 import {
   ALIASED_SERVER_KEYS,
   FOREIGN_SERVER_KEYS,
@@ -15,6 +15,7 @@ import {
 } from "./schema.js";
 import { untrustedProblems } from "./trust.js";
 import { DEFAULTS, type Env, type ServerConfig, type UpstreamSpec } from "./types.js";
+import { isRecord } from "../json.js";
 
 /** Where a server entry came from, when the file is another client's (see formats/). */
 export interface Origin {
@@ -70,7 +71,7 @@ function parseServer(
     );
     return undefined;
   }
-  if (!isObject(raw)) {
+  if (!isRecord(raw)) {
     found.problems.push(`${at}: must be an object with "command" (stdio) or "url" (http/sse).`);
     return undefined;
   }
@@ -154,7 +155,7 @@ function withAliases(
     if (!(alias in out)) continue;
     const value = out[alias];
     delete out[alias];
-    const target = isObject(out[key]) ? { ...out[key] } : {};
+    const target = isRecord(out[key]) ? { ...out[key] } : {};
     if (target[sub] !== undefined) {
       found.problems.push(`${at}.${alias}: also given as ${key}.${sub}. Keep one of them.`);
       continue;

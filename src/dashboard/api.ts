@@ -16,7 +16,7 @@ import { describeTool } from "../server/tools/describe.js";
 import { VERSION } from "../version.js";
 import type { Viewer } from "./auth.js";
 import type { TokenEconomy } from "./economy.js";
-import { percentile } from "./ring.js";
+import { percentile } from "../percentile.js";
 import type { DashboardState, LogRecord } from "./state.js";
 import type { HubEvent } from "./stream.js";
 

@@ -6,6 +6,7 @@
  * answer carries that block as content of its kind, never as JSON text.
  */
 import type { ContentBlock } from "../types.js";
+import { isRecord } from "../json.js";
 
 /** What a stand-in's `media` field starts with. */
 const PREFIX = "mcpx-media:";
@@ -17,10 +18,6 @@ const MAX_DEPTH = 32;
 const MAX_BLOCKS = 100;
 
 type Node = { [key: string]: unknown };
-
-function isNode(value: unknown): value is Node {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The media of one script run: inner calls' blocks kept by handle, looked up in its value. */
 export class ScriptMedia {
@@ -95,7 +92,7 @@ export class ScriptMedia {
     };
     const rest = visit(value, 0);
     // A value that is one media block (or a list of them) is answered as the blocks alone.
-    const only = (v: unknown) => isNode(v) && (handleOf(v) !== undefined || isOwnMediaStandIn(v));
+    const only = (v: unknown) => isRecord(v) && (handleOf(v) !== undefined || isOwnMediaStandIn(v));
     const onlyMedia = blocks.length > 0 && (Array.isArray(rest) ? rest.every(only) : only(rest));
     return { blocks, rest: onlyMedia ? undefined : rest };
   }
@@ -105,13 +102,13 @@ function carriesData(block: ContentBlock): boolean {
   if ((block.type === "image" || block.type === "audio") && typeof block.data === "string")
     return true;
   return (
-    block.type === "resource" && isNode(block.resource) && typeof block.resource.blob === "string"
+    block.type === "resource" && isRecord(block.resource) && typeof block.resource.blob === "string"
   );
 }
 
 /** The handle of a stand-in (an image, audio or blob resource the script got from a call). */
 function handleOf(node: Node): string | undefined {
-  const media = isNode(node.resource) ? node.resource.media : node.media;
+  const media = isRecord(node.resource) ? node.resource.media : node.media;
   return typeof media === "string" && media.startsWith(PREFIX) ? media : undefined;
 }
 

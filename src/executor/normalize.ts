@@ -5,6 +5,7 @@
  * `_meta` (the model's text stays the tool's own).
  */
 import { errorMessage } from "../errors.js";
+import { isRecord } from "../json.js";
 
 /** A `call` as the executor takes it. */
 export interface CallInput {
@@ -93,10 +94,10 @@ export function parseArguments(
       };
     }
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (!isRecord(value)) {
     return {
       error: `"arguments" must be an object of named parameters, not ${Array.isArray(value) ? "an array" : typeof value}.`,
     };
   }
-  return { value: value as Record<string, unknown>, fromString: typeof raw === "string" };
+  return { value: value, fromString: typeof raw === "string" };
 }

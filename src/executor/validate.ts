@@ -5,6 +5,7 @@ import { LRUCache } from "lru-cache";
 import { defaultsOptional } from "../compression/schema-defaults.js";
 import { suggestName } from "../config/suggest.js";
 import type { JsonSchema } from "../types.js";
+import { isRecord } from "../json.js";
 
 /**
  * ajv and ajv-formats (CommonJS), required when the first validator is built rather than
@@ -160,7 +161,7 @@ function declared(schema: unknown): string[] {
 function undeclared(schema: JsonSchema, args: unknown, errors: ErrorObject[]): string[] {
   const known = declared(schema);
   if (known.length === 0 || schema.patternProperties !== undefined) return [];
-  if (typeof args !== "object" || args === null || Array.isArray(args)) return [];
+  if (!isRecord(args)) return [];
   const reported = new Set(
     errors
       .filter((e) => e.keyword === "additionalProperties" && e.instancePath === "")

@@ -13,8 +13,8 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { abilitiesOf, type AskOptions, type ClientChannel } from "../upstream/channel.js";
-import type { ToolResult } from "../types.js";
-import type { Era, ProxyContext } from "./context.js";
+import type { Era, ToolResult } from "../types.js";
+import type { ProxyContext } from "./context.js";
 
 type Params = Record<string, unknown>;
 

@@ -7,7 +7,7 @@ import type { ClientChannel } from "../upstream/channel.js";
 import type { LogMessage } from "../upstream/types.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView, CatalogViews } from "../registry/view.js";
-import type { JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
+import type { Era, JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
 import type { ClientSubscriptions } from "./client-subscriptions.js";
 import type { PendingCalls } from "./pending.js";
 
@@ -24,12 +24,6 @@ export interface ProxyContext {
   /** Calls of 2026-07-28 clients waiting for their client's input (this replica's). */
   pending: PendingCalls;
 }
-
-/**
- * The protocol era a downstream client speaks: "modern" is 2026-07-28 (stateless requests, each
- * with its `_meta` envelope), "legacy" the 2025 revisions (initialize, sessions).
- */
-export type Era = "modern" | "legacy";
 
 /** Per-request inputs from the downstream client. */
 export interface RequestContext {

@@ -22,6 +22,7 @@ import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { ResponseRoutes, SeededTransport } from "./seeded-transport.js";
 import { SessionTokens, type SessionClaims } from "./session-token.js";
+import { isRecord } from "../json.js";
 
 export interface LegacyOptions {
   /** Signs session ids; replicas that share it serve each other's sessions. */
@@ -333,10 +334,6 @@ export function whenEnded(response: Response, onEnd: () => void, first?: string)
     },
   });
   return new Response(body, { status: response.status, headers: response.headers });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function isRequest(message: unknown): boolean {

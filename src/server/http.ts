@@ -11,7 +11,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import getPort from "get-port";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
-import { textNestsDeeper } from "../json.js";
+import { isRecord, textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
@@ -218,7 +218,7 @@ function mcpRoute(
 
 /** The `_meta` of a single JSON-RPC message body, if any. */
 function envelopeOf(body: unknown): unknown {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  if (!isRecord(body)) return undefined;
   const params = (body as { params?: unknown }).params;
   return typeof params === "object" && params !== null
     ? (params as { _meta?: unknown })._meta

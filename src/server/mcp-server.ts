@@ -19,7 +19,8 @@ import {
 import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
 import { VERSION } from "../version.js";
-import type { Era, MetaTool, ProxyContext, RequestContext, SessionMemory } from "./context.js";
+import type { MetaTool, ProxyContext, RequestContext, SessionMemory } from "./context.js";
+import type { Era } from "../types.js";
 import { inputProblem } from "./input-limits.js";
 import { registerCompletionHandler } from "./handlers/completion.js";
 import type { HandlerEnv } from "./handlers/env.js";

@@ -24,6 +24,7 @@ import {
   type ClientChannel,
 } from "../upstream/channel.js";
 import { textResult, type ToolResult } from "../types.js";
+import { isRecord } from "../json.js";
 
 /** What a requestState names: replica, call, caller, and when the call stops waiting (ms). */
 interface CallState {
@@ -305,8 +306,4 @@ function withoutKey(params: Params, key: string): Params {
   if (!(key in params)) return params;
   const { [key]: _dropped, ...rest } = params;
   return rest;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -18,6 +18,7 @@ import {
   type Root,
 } from "./channel.js";
 import { confineRoots } from "./roots.js";
+import { isRecord } from "../json.js";
 
 type Params = Record<string, unknown>;
 type Answer = Record<string, unknown>;
@@ -397,10 +398,6 @@ function rootsIn(answer: Answer): Root[] {
 function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal {
   const present = signals.filter((s): s is AbortSignal => s !== undefined);
   return present.length === 1 ? present[0]! : AbortSignal.any(present);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -5,6 +5,8 @@
  * src/server/ (call-channel.ts); no SDK here.
  */
 
+import { isRecord } from "../json.js";
+
 /** A root as MCP lists it: a `file://` URI and an optional name. */
 export interface Root {
   uri: string;
@@ -113,8 +115,4 @@ export function capabilitiesOf(abilities: ClientAbilities): Record<string, unkno
     ...(Object.keys(elicitation).length > 0 && { elicitation }),
     ...(abilities.sampling && { sampling: {} }),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

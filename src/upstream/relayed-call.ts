@@ -7,8 +7,10 @@
  */
 import type { SessionAsker } from "./asker.js";
 import type { ClientChannel, RelayKind } from "./channel.js";
-import type { Era, Progress, RequestOptions } from "./types.js";
+import type { Progress, RequestOptions } from "./types.js";
+import type { Era } from "../types.js";
 import { IdleDeadline } from "./deadline.js";
+import { isRecord } from "../json.js";
 
 /** Rounds of input a modern upstream may ask for in one call. */
 export const MAX_INPUT_ROUNDS = 16;
@@ -82,14 +84,14 @@ async function driveInputRounds(
     if (result.resultType !== "input_required") return result;
     if (round >= MAX_INPUT_ROUNDS)
       throw new Error(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`);
-    const requests = isObject(result.inputRequests) ? result.inputRequests : {};
+    const requests = isRecord(result.inputRequests) ? result.inputRequests : {};
     const answers = await Promise.all(
       Object.entries(requests).map(async ([key, request]) => {
-        const { method, params: p } = isObject(request) ? request : {};
+        const { method, params: p } = isRecord(request) ? request : {};
         const answer = await asker.answerFor(
           channel,
           relayKind(method),
-          isObject(p) ? p : undefined,
+          isRecord(p) ? p : undefined,
         );
         return [key, answer] as const;
       }),
@@ -113,8 +115,4 @@ function relayKind(method: unknown): RelayKind {
     default:
       throw new Error(`the server asked for input of an unknown kind (${String(method)})`);
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -38,6 +38,7 @@ import type { RelayHub, SessionAsker } from "./asker.js";
 import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
 import { callRelayed, type CallWire } from "./relayed-call.js";
 import { ProcessTransport } from "./transport.js";
+import { isRecord } from "../json.js";
 
 /**
  * What mcpx declares to upstreams: everything a client may be asked mid-call. Each request is
@@ -120,7 +121,7 @@ export class SdkSession implements UpstreamSession {
 
   async listTools(o: RequestOptions): Promise<ToolDef[]> {
     if (!this.identity.capabilities.tools) return [];
-    return this.paginate("tools/list", "tools", o, (t) => isObject(t.inputSchema));
+    return this.paginate("tools/list", "tools", o, (t) => isRecord(t.inputSchema));
   }
 
   async listResources(o: RequestOptions): Promise<ResourceDef[]> {
@@ -245,7 +246,7 @@ export class SdkSession implements UpstreamSession {
       this.client.request({ method: "completion/complete", params }, ResultSchema, sdkOptions(o)),
     );
     const completion = (result as { completion?: unknown }).completion;
-    if (!isObject(completion) || !Array.isArray(completion.values))
+    if (!isRecord(completion) || !Array.isArray(completion.values))
       throw new Error("upstream sent a completion/complete without completion.values");
     return { ...withoutEnvelope(result), completion: completion as CompleteResult["completion"] };
   }
@@ -345,7 +346,7 @@ export class SdkSession implements UpstreamSession {
       const items = page[key];
       if (!Array.isArray(items)) throw new Error(`upstream sent a ${method} result without ${key}`);
       items.forEach((item: unknown, i) => {
-        if (!isObject(item) || typeof item.name !== "string" || !valid(item))
+        if (!isRecord(item) || typeof item.name !== "string" || !valid(item))
           throw new Error(`upstream sent an invalid ${method} result: ${key}[${i}] is malformed`);
       });
       all.push(...(items as T[]));
@@ -359,10 +360,6 @@ export class SdkSession implements UpstreamSession {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * A result without what the modern protocol adds to every answer (the upstream's serverInfo,
  * cache hints, resultType): that describes the upstream's reply, not the tool's result, and
@@ -370,7 +367,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 function withoutEnvelope(result: Record<string, unknown>): Record<string, unknown> {
   const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, _meta, ...rest } = result;
-  if (!isObject(_meta)) return rest;
+  if (!isRecord(_meta)) return rest;
   const { [SERVER_INFO_META_KEY]: _info, ...meta } = _meta;
   return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }

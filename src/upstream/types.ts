@@ -6,6 +6,7 @@
 import type {
   CompleteParams,
   CompleteResult,
+  Era,
   PromptDef,
   PromptResult,
   ReadResourceResult,
@@ -53,8 +54,8 @@ export interface RequestOptions {
   client?: ClientChannel;
 }
 
-/** The protocol era an upstream speaks: 2025-11-25 and before (initialize), or 2026-07-28+. */
-export type Era = "legacy" | "modern";
+/** The protocol era an upstream speaks (src/types.ts: one `Era` for both sides). */
+export type { Era };
 
 /** What an upstream said about itself at initialize (legacy) or server/discover (modern). */
 export interface ServerIdentity {

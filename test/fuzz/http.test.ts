@@ -29,6 +29,7 @@ import {
   type RunningHttp,
 } from "../helpers/proxy.js";
 import { HttpRpc, initializeParams, parseMessages } from "../helpers/rpc.js";
+import { eventually } from "../helpers/eventually.js";
 
 const RUNS = fuzzRuns(250);
 let mcpx: RunningHttp;
@@ -291,9 +292,11 @@ it(
     expect(health.status).toBe(200);
     await health.arrayBuffer();
     // Isolated sessions' processes exit after their calls: the count settles back.
-    const deadline = Date.now() + 20_000;
-    while (descendants(mcpx.pid).length > upstreamsBefore && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
+    await eventually(
+      () => descendants(mcpx.pid).length <= upstreamsBefore,
+      20_000,
+      "the isolated sessions' upstreams to exit",
+    );
     expect(descendants(mcpx.pid).length).toBeLessThanOrEqual(upstreamsBefore);
     await stop(mcpx.child);
   },

@@ -1,8 +1,9 @@
 /** Downstream clients of both protocol eras: the SDK v2 client, pinned to 2026-07-28 or in its default 2025 mode. */
 import { Client, type McpSubscription } from "@modelcontextprotocol/client";
 
-/** "modern" speaks 2026-07-28 (server/discover, per-request `_meta`); "legacy" the 2025 revisions (initialize). */
-export type Era = "modern" | "legacy";
+import type { Era } from "../../src/types.js";
+
+export type { Era };
 
 /** Both eras, for `describe.each`. */
 export const ERAS: readonly Era[] = ["modern", "legacy"];

@@ -1,9 +1,10 @@
+import { isRecord } from "../../src/json.js";
+
 /**
  * A tool's minimal valid call, built from its input schema: the properties a server needs
  * (required, without a default), each with the simplest value its schema allows.
  */
 type Node = { [key: string]: unknown };
-const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const FORMATS: Record<string, string> = {
   uri: "https://example.com/",
@@ -16,7 +17,7 @@ const FORMATS: Record<string, string> = {
 
 /** The simplest value `schema` allows (undefined when this generator cannot tell). */
 function minimal(schema: unknown, root: Node, depth = 0): unknown {
-  if (!isNode(schema) || depth > 12) return undefined;
+  if (!isRecord(schema) || depth > 12) return undefined;
   if (typeof schema.$ref === "string") {
     const [, kind, key] = /^#\/(\$defs|definitions)\/(.+)$/.exec(schema.$ref) ?? [];
     return minimal(
@@ -31,7 +32,7 @@ function minimal(schema: unknown, root: Node, depth = 0): unknown {
     const members = schema[k];
     if (Array.isArray(members))
       return minimal(
-        members.find((m) => isNode(m) && m.type !== "null") ?? members[0],
+        members.find((m) => isRecord(m) && m.type !== "null") ?? members[0],
         root,
         depth + 1,
       );
@@ -62,11 +63,11 @@ function minimal(schema: unknown, root: Node, depth = 0): unknown {
 
 /** Required properties without a default, each minimal: what a server needs, nothing more. */
 export function minimalObject(schema: Node, root: Node, depth: number): Node {
-  const properties = isNode(schema.properties) ? schema.properties : {};
+  const properties = isRecord(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
   return Object.fromEntries(
     required
-      .filter((name) => !(isNode(properties[name]) && "default" in properties[name]))
+      .filter((name) => !(isRecord(properties[name]) && "default" in properties[name]))
       .map((name) => [name, minimal(properties[name] ?? {}, root, depth + 1)]),
   );
 }

@@ -10,6 +10,7 @@ import path from "node:path";
 import getPort from "get-port";
 import { descendants, isAlive, ROOT, stop } from "./proxy.js";
 import { tempDir } from "./temp.js";
+import { eventually } from "./eventually.js";
 
 export const EXAMPLE_CONF = path.join(ROOT, "examples/nginx/mcpx.conf");
 
@@ -107,17 +108,18 @@ export async function startNginx(
 
 /** Poll /healthz through nginx until a replica answers; fail at once if nginx exits. */
 async function untilServing(base: string, child: ChildProcess, errors: () => string) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
+  const serving = async () => {
     if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${errors()}`);
-    const ok = await fetch(`${base}/healthz`).then(
+    return fetch(`${base}/healthz`).then(
       (r) => r.ok,
       () => false,
     );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not serve ${base}: ${errors()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  };
+  await eventually(serving, 15_000, `nginx to serve ${base}`).catch((err: unknown) => {
+    // The timeout says what nginx logged by then; an exit already did.
+    if (child.exitCode !== null) throw err;
+    throw new Error(`nginx did not serve ${base}: ${errors()}`, { cause: err });
+  });
 }
 
 async function stopNginx(child: ChildProcess): Promise<void> {

@@ -9,10 +9,12 @@ import path from "node:path";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { MODERN_VERSION, newClient, type Era } from "./clients.js";
+import { eventually } from "./eventually.js";
 import { tempDir } from "./temp.js";
 
 export { tempDir } from "./temp.js";
 export { ERAS, newClient, onToolsChanged, type Era } from "./clients.js";
+export { eventually } from "./eventually.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const MCPX = path.join(ROOT, "dist/index.js");
@@ -53,14 +55,15 @@ export interface Running {
  * description marks servers still being discovered with "[starting]".
  */
 export async function untilStarted(client: Client, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const { tools } = await client.listTools();
-    const description = tools.find((t) => t.name === "describe")?.description ?? "";
-    if (!description.includes("[starting]")) return;
-    if (Date.now() > deadline) throw new Error("timed out waiting for mcpx's upstreams to start");
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await eventually(
+    async () => {
+      const { tools } = await client.listTools();
+      const description = tools.find((t) => t.name === "describe")?.description ?? "";
+      return !description.includes("[starting]");
+    },
+    ms,
+    "mcpx's upstreams to start",
+  );
 }
 
 export interface StartOptions {
@@ -259,19 +262,6 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** Poll `check` until it holds or `ms` pass (bounded; for process exits we cannot await). */
-export async function eventually(
-  check: () => boolean,
-  ms = 10_000,
-  what = "condition",
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 

@@ -31,6 +31,25 @@ function bin(pkg: string, file: string): string {
 export const CHROMIUM = process.env.MCPX_CHROMIUM ?? "/usr/bin/chromium";
 
 /**
+ * @playwright/mcp's arguments on Debian's chromium, headless, no sandbox, its output in
+ * `outputDir`; the profile in memory (`--isolated`) unless `profileDir` is given.
+ */
+export function playwrightArgs(outputDir: string, profileDir?: string): string[] {
+  return [
+    bin("@playwright/mcp", "cli.js"),
+    "--headless",
+    "--browser",
+    "chromium",
+    "--executable-path",
+    CHROMIUM,
+    "--no-sandbox",
+    ...(profileDir === undefined ? ["--isolated"] : ["--user-data-dir", profileDir]),
+    "--output-dir",
+    outputDir,
+  ];
+}
+
+/**
  * Environment every server gets besides PATH: its HOME is the scratch folder (desktop-commander
  * writes its config there, chrome-devtools its profile) and known telemetry is off.
  */
@@ -45,18 +64,7 @@ export const REAL_SERVERS: readonly RealServer[] = [
     license: "Apache-2.0",
     browser: true,
     launch: (scratch) => ({
-      args: [
-        bin("@playwright/mcp", "cli.js"),
-        "--headless",
-        "--browser",
-        "chromium",
-        "--executable-path",
-        CHROMIUM,
-        "--no-sandbox",
-        "--isolated",
-        "--output-dir",
-        path.join(scratch, "playwright-output"),
-      ],
+      args: playwrightArgs(path.join(scratch, "playwright-output")),
       env: quiet(scratch),
     }),
   },

@@ -11,12 +11,24 @@ import { onTestFinished, TestRunner } from "vitest";
 
 /** Folders made outside a test. Vitest loads this module afresh for every test file. */
 const fileScoped = new Set<string>();
+let removedAtExit = false;
 
-/** A new empty folder under the run's temp root, removed when the test (or the file) is done. */
+/**
+ * A new empty folder under the run's temp root, removed when the test (or the file) is done.
+ * Outside vitest (bench/, `npm run load`/`soak`, which use the spawn helpers) there is no test to
+ * wait for and no run's root: the folder lands in the system temp folder and goes when the process
+ * exits, unless the caller removes it sooner (`removeFileTempDirs`).
+ */
 export function tempDir(prefix = "mcpx-test-"): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   if (TestRunner.getCurrentTest()) onTestFinished(() => remove(dir));
-  else fileScoped.add(dir);
+  else {
+    if (!removedAtExit && process.env.VITEST === undefined) {
+      removedAtExit = true;
+      process.once("exit", removeFileTempDirs);
+    }
+    fileScoped.add(dir);
+  }
   return dir;
 }
 

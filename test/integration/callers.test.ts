@@ -360,7 +360,11 @@ describe.each(ERAS)("hot reload, %s clients", (era) => {
         }),
       );
       await eventually(() => notified > 0, 15_000, "tools/list_changed");
-      await eventuallyAsync(async () => /^extra: echo/m.test(await describeText(coding)));
+      await eventually(
+        async () => /^extra: echo/m.test(await describeText(coding)),
+        15_000,
+        "extra.echo in the coding profile",
+      );
       const d = await describeText(coding);
       expect(d).not.toContain("github");
       expect((await call(coding, "extra.echo", { message: "new server" })).text).toBe("new server");
@@ -385,12 +389,3 @@ describe.each(ERAS)("hot reload, %s clients", (era) => {
     }
   });
 });
-
-/** Poll an async check until it holds (bounded, like `eventually`). */
-async function eventuallyAsync(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -13,6 +13,7 @@ import {
   writeConfig,
   type RunningHttp,
 } from "../helpers/proxy.js";
+import { eventually } from "../helpers/eventually.js";
 
 /** Config files in temp folders of their own, removed after the tests. */
 const dirs: string[] = [];
@@ -137,11 +138,13 @@ describe("why a server is down", () => {
     // Each reconnect attempt that fails adds one (retries come every 200-400 ms here).
     const counted = (h: Health) =>
       ["crashy", "refused", "missing"].every((n) => (h.servers[n]?.consecutiveFailures ?? 0) >= 3);
-    const deadline = Date.now() + 15_000;
-    for (let h = initial; !counted(h); h = await health()) {
-      if (Date.now() > deadline)
-        throw new Error(`failed reconnects not counted: ${JSON.stringify(h)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    let h = initial;
+    await eventually(
+      async () => counted(initial) || counted((h = await health())),
+      15_000,
+      "failed reconnects to be counted",
+    ).catch(() => {
+      throw new Error(`failed reconnects not counted: ${JSON.stringify(h)}`);
+    });
   });
 });

@@ -271,9 +271,9 @@ describe.each(matrix)("cancellation over %s, %s client", (transport, era) => {
 });
 
 async function pollHealth(server: string, status: string) {
-  for (let i = 0; i < 150; i++) {
-    if ((await healthz()).servers[server]?.status === status) return;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-  throw new Error(`${server} never became ${status}`);
+  await eventually(
+    async () => (await healthz()).servers[server]?.status === status,
+    15_000,
+    `${server} to become ${status}`,
+  );
 }

@@ -36,6 +36,7 @@ import {
   text,
   writeConfig,
 } from "../helpers/proxy.js";
+import { eventually } from "../helpers/eventually.js";
 
 const NGINX = findNginx();
 const REQUIRED = process.env.MCPX_REQUIRE_NGINX === "1";
@@ -79,15 +80,14 @@ async function startReplica(file: string): Promise<Replica> {
     });
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
   });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const health = (await fetch(new URL("/healthz", url)).then((r) => r.json())) as {
-      status: string;
-    };
-    if (health.status === "ok") break;
-    if (Date.now() > deadline) throw new Error(`replica never ready: ${JSON.stringify(health)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  let health: unknown;
+  const ready = async () => {
+    health = await fetch(new URL("/healthz", url)).then((r) => r.json());
+    return (health as { status: string }).status === "ok";
+  };
+  await eventually(ready, 30_000, "the replica to be ready").catch(() => {
+    throw new Error(`replica never ready: ${JSON.stringify(health)}`);
+  });
   return { port: Number(new URL(url).port), child };
 }
 
@@ -105,11 +105,11 @@ const KINDS: Kind[] = ["modern", "legacy", "sdk1"];
 
 /** An open GET stream of this client (2025 clients): list_changed comes on it. */
 async function untilGetStream(served: Served[]) {
-  const deadline = Date.now() + 10_000;
-  while (!served.some((s) => s.http === "GET" && s.status === 200)) {
-    if (Date.now() > deadline) throw new Error("the client never opened its GET stream");
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually(
+    () => served.some((s) => s.http === "GET" && s.status === 200),
+    10_000,
+    "the client to open its GET stream",
+  );
 }
 
 async function connect(kind: Kind, url: URL, lb: ReturnType<typeof serialFetch>): Promise<Driver> {
@@ -283,10 +283,7 @@ describe.skipIf(!NGINX && !REQUIRED)(title, () => {
         await alice.listen(() => (changed += 1), lb.served);
         writeFileSync(file, JSON.stringify(config(true)));
         const deadline = Date.now() + 20_000;
-        while (changed === 0) {
-          if (Date.now() > deadline) throw new Error("no tools/list_changed arrived");
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await eventually(() => changed > 0, 20_000, "tools/list_changed");
         // Both replicas reload the file; each must show alice the wider profile.
         const wider = new Set<string>();
         while (wider.size < 2) {

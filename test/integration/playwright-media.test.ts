@@ -9,9 +9,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, startStdio, tempDir, writeConfig, type Running } from "../helpers/proxy.js";
+import { startStdio, tempDir, writeConfig, type Running } from "../helpers/proxy.js";
+import { CHROMIUM, playwrightArgs } from "../helpers/real-servers.js";
 
-const CHROMIUM = process.env.MCPX_CHROMIUM ?? "/usr/bin/chromium";
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64").slice(0, 4);
 
 type Block = { type: string; [key: string]: unknown };
@@ -33,19 +33,7 @@ describe.skipIf(!existsSync(CHROMIUM))("playwright screenshots through mcpx", ()
       mcpServers: {
         playwright: {
           command: process.execPath,
-          args: [
-            path.join(ROOT, "node_modules/@playwright/mcp/cli.js"),
-            "--browser",
-            "chromium",
-            "--executable-path",
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--user-data-dir",
-            path.join(dir, "profile"),
-            "--output-dir",
-            path.join(dir, "out"),
-          ],
+          args: playwrightArgs(path.join(dir, "out"), path.join(dir, "profile")),
           // One browser for the whole test (the navigation must hold for the screenshot).
           session: "shared",
           timeout: 60_000,

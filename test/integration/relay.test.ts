@@ -37,15 +37,6 @@ const matrix = (["stdio", "http"] as const).flatMap((t) => ERAS.map((era) => [t,
 
 const TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}";
 
-/** Ask `probe` until it says yes or `ms` pass (for state only an upstream can report). */
-async function until(probe: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The error a request failed with (a JSON-RPC error from mcpx). */
 async function rejection(p: Promise<unknown>): Promise<ProtocolError> {
   try {
@@ -216,7 +207,7 @@ describe.each(matrix)("relay over %s, %s client", (transport, era) => {
     await eventually(() => notes.updated.includes(uri), 10_000, "resources/updated");
     if (stream) await stream.close();
     else await proxy.client.unsubscribeResource({ uri });
-    await until(async () => !(await subscribed()), 10_000, "the upstream unsubscription");
+    await eventually(async () => !(await subscribed()), 10_000, "the upstream unsubscription");
   });
 
   it("forwards server-everything's own subscription updates", async () => {

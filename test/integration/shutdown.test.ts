@@ -164,11 +164,10 @@ describe.each(ERAS)("graceful shutdown over stdio, %s client", (era) => {
 
 /** Wait until /healthz shows a call holding a session of server f. */
 async function inFlight(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  const leased = async () => {
     const res = await fetch(url.replace(/\/mcp$/, "/healthz"));
     const body = (await res.json()) as { servers: { f?: { sessions?: { leased: number } } } };
-    if ((body.servers.f?.sessions?.leased ?? 0) > 0) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("the call never reached the upstream");
+    return (body.servers.f?.sessions?.leased ?? 0) > 0;
+  };
+  await eventually(leased, 10_000, "the call to reach the upstream");
 }

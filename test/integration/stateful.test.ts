@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SeenProcesses } from "../helpers/procfs.js";
+import { playwrightArgs } from "../helpers/real-servers.js";
 import {
   descendants,
   eventually,
@@ -26,27 +27,11 @@ import {
   type Running,
 } from "../helpers/proxy.js";
 
-const CHROMIUM = process.env.MCPX_CHROMIUM ?? "/usr/bin/chromium";
 const PLAYWRIGHT_CLI = path.join(ROOT, "node_modules/@playwright/mcp/cli.js");
 
 /** @playwright/mcp on Debian's chromium, headless, its profile in memory, output in `dir`. */
 function playwright(dir: string) {
-  return {
-    command: process.execPath,
-    args: [
-      PLAYWRIGHT_CLI,
-      "--browser",
-      "chromium",
-      "--executable-path",
-      CHROMIUM,
-      "--headless",
-      "--no-sandbox",
-      "--isolated",
-      "--output-dir",
-      dir,
-    ],
-    env: { HOME: dir },
-  };
+  return { command: process.execPath, args: playwrightArgs(dir), env: { HOME: dir } };
 }
 
 const thinking = () => npmServer("@modelcontextprotocol/server-sequential-thinking");

@@ -9,6 +9,7 @@ import { SchemaCompiler } from "../../src/compression/schema.js";
 import type { CompiledSchema } from "../../src/compression/schema.js";
 import type * as Lib from "json-schema-to-typescript";
 import type { JsonSchema, ToolDef } from "../../src/types.js";
+import { isRecord } from "../../src/json.js";
 
 // Wrap the real compile in a spy so the cache tests can count library calls.
 vi.mock("json-schema-to-typescript", async (importOriginal) => {
@@ -49,8 +50,6 @@ const BOUNDS: Partial<Record<string, string>> = {
   exclusiveMaximum: "<",
 };
 
-type Node = { [key: string]: unknown };
-const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null && !Array.isArray(v);
 const normalize = (text: string): string => text.replace(/\s+/g, " ").trim();
 
 /** Substrings the normalised declaration of `schema` must contain. */
@@ -58,7 +57,7 @@ function expectedNeedles(schema: JsonSchema): string[] {
   const needles: string[] = [];
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(visit);
-    if (!isNode(node)) return;
+    if (!isRecord(node)) return;
     if (typeof node.description === "string" && node.description.trim()) {
       needles.push(normalize(node.description));
     }
@@ -74,11 +73,11 @@ function expectedNeedles(schema: JsonSchema): string[] {
           : `@${k} ${RAW_KEYWORDS.has(k) && typeof v === "string" ? v : JSON.stringify(v)}`,
       );
     }
-    if (isNode(node.properties)) {
+    if (isRecord(node.properties)) {
       const required = Array.isArray(node.required) ? node.required : [];
       for (const [name, sub] of Object.entries(node.properties)) {
         // Required with a default is optional: the server fills it.
-        const optional = !required.includes(name) || (isNode(sub) && "default" in sub);
+        const optional = !required.includes(name) || (isRecord(sub) && "default" in sub);
         needles.push(`${name}${optional ? "?" : ""}:`);
         visit(sub);
       }
@@ -87,7 +86,7 @@ function expectedNeedles(schema: JsonSchema): string[] {
       visit(node[k]);
     }
     for (const k of ["$defs", "definitions"]) {
-      if (isNode(node[k])) Object.values(node[k]).forEach(visit);
+      if (isRecord(node[k])) Object.values(node[k]).forEach(visit);
     }
   };
   visit(schema);
@@ -98,7 +97,7 @@ function expectedNeedles(schema: JsonSchema): string[] {
 function expectedTopLevel(schema: JsonSchema): Map<string, boolean> {
   const required = Array.isArray(schema.required) ? schema.required : [];
   return new Map(
-    Object.keys(isNode(schema.properties) ? schema.properties : {}).map((name) => [
+    Object.keys(isRecord(schema.properties) ? schema.properties : {}).map((name) => [
       name,
       required.includes(name),
     ]),

@@ -7,7 +7,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { encodeValue, type CompressionTally } from "../../src/compression/result.js";
-import { percentile } from "../../src/dashboard/ring.js";
+import { percentile } from "../../src/percentile.js";
 import { Ring } from "../../src/ring.js";
 import type { CallEnded, CallStarted } from "../../src/executor/events.js";
 import { createLogger, type LogLine } from "../../src/logger.js";

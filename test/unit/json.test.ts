@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../src/json.js";
+import { canonicalJson, isRecord } from "../../src/json.js";
 
 describe("canonicalJson", () => {
   it("prints equal values alike whatever their key order, at every depth", () => {
@@ -12,5 +12,14 @@ describe("canonicalJson", () => {
   it("keeps array order and leaves out undefined properties", () => {
     expect(canonicalJson([2, 1])).not.toBe(canonicalJson([1, 2]));
     expect(canonicalJson({ a: 1, b: undefined })).toBe(canonicalJson({ a: 1 }));
+  });
+});
+
+describe("isRecord", () => {
+  it("is true for objects only: never null, an array or a scalar", () => {
+    expect(isRecord({})).toBe(true);
+    expect(isRecord({ a: 1 })).toBe(true);
+    expect(isRecord(Object.create(null))).toBe(true);
+    for (const v of [null, undefined, [], [1], "x", 1, true]) expect(isRecord(v)).toBe(false);
   });
 });

@@ -98,15 +98,6 @@ async function client(proxy: Proxy, options: { caller?: string; era?: Era } = {}
   return c.client;
 }
 
-/** Ask `probe` until it says yes or `ms` pass (for state only an upstream can report). */
-async function until(probe: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 async function rejection(p: Promise<unknown>): Promise<ProtocolError> {
   const err = await p.then(
     () => undefined,
@@ -319,7 +310,11 @@ describe("a modern upstream's resource subscriptions", () => {
     expect(await rpcs()).not.toContain("resources/subscribe");
     const withUri = await listens();
     await c.unsubscribeResource({ uri: "modern://readme" });
-    await until(async () => (await listens()) > withUri, 5_000, "a listen stream without the URI");
+    await eventually(
+      async () => (await listens()) > withUri,
+      5_000,
+      "a listen stream without the URI",
+    );
   });
 });
 

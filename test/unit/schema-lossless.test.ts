@@ -14,9 +14,9 @@ import { signature } from "../../src/compression/signature.js";
 import { renderTool, schemaTypeName } from "../../src/server/catalog.js";
 import type { JsonSchema, ToolDef } from "../../src/types.js";
 import { exampleCatalogs, recordedCatalogs, type Catalog } from "../helpers/catalogs.js";
+import { isRecord } from "../../src/json.js";
 
 type Node = { [key: string]: unknown };
-const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null && !Array.isArray(v);
 const norm = (text: string): string => text.replace(/\s+/g, " ").trim();
 
 /** "Page Size" and page_size name the same thing: such a title is a no-op. */
@@ -58,14 +58,14 @@ const SCALARS: Record<string, string> = {
 
 /** The TypeScript a scalar-typed schema must print as, or undefined when it is not that simple. */
 function scalarType(schema: unknown): string | undefined {
-  if (!isNode(schema) || "$ref" in schema || "anyOf" in schema || "oneOf" in schema) return;
+  if (!isRecord(schema) || "$ref" in schema || "anyOf" in schema || "oneOf" in schema) return;
   if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v !== "object" || v === null))
     return schema.enum.map((v) => JSON.stringify(v)).join("|");
   if ("const" in schema) return JSON.stringify(schema.const);
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.every((t) => typeof t === "string" && t in SCALARS))
     return types.map((t) => SCALARS[t as string]).join("|");
-  if (schema.type === "array" && isNode(schema.items)) {
+  if (schema.type === "array" && isRecord(schema.items)) {
     const item = scalarType(schema.items);
     if (item === undefined) return;
     return item.includes("|") && !/^"[^"]*"$/.test(item) ? `(${item})[]` : `${item}[]`;
@@ -86,7 +86,7 @@ function collectFacts(schema: JsonSchema): Facts {
   const seenRefs = new Set<string>();
   const visit = (node: unknown, where: string, name?: string, parentDesc?: string): void => {
     if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${where}[${i}]`));
-    if (!isNode(node)) return;
+    if (!isRecord(node)) return;
     const desc = typeof node.description === "string" ? norm(node.description) : "";
     // NO-OP: a description repeated verbatim from the parent (a union member, an item).
     if (desc && desc !== parentDesc) facts.needles.push(desc);
@@ -111,12 +111,12 @@ function collectFacts(schema: JsonSchema): Facts {
       expect(target, `${where}: unresolvable ${node.$ref}`).toBeDefined();
       visit(target, node.$ref);
     }
-    if (isNode(node.properties)) {
+    if (isRecord(node.properties)) {
       const required = Array.isArray(node.required) ? node.required : [];
       const lines = Object.entries(node.properties).map(([key, sub]) => {
         const id = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
         // Required with a default is optional: the server fills it (validation agrees).
-        const optional = !required.includes(key) || (isNode(sub) && "default" in sub);
+        const optional = !required.includes(key) || (isRecord(sub) && "default" in sub);
         return { start: `${id}${optional ? "?" : ""}: `, type: scalarType(sub) };
       });
       if (lines.length > 0) facts.objects.push({ where, lines });
@@ -134,8 +134,8 @@ function collectFacts(schema: JsonSchema): Facts {
       "then",
       "else",
     ])
-      if (isNode(node[k])) visit(node[k], `${where}.${k}`, undefined, desc);
-    if (isNode(node.patternProperties))
+      if (isRecord(node[k])) visit(node[k], `${where}.${k}`, undefined, desc);
+    if (isRecord(node.patternProperties))
       for (const [p, sub] of Object.entries(node.patternProperties)) visit(sub, `${where}/${p}/`);
   };
   visit(schema, "#");
@@ -250,10 +250,10 @@ describe('describe("server") signatures on every real catalog', () => {
     for (const { server, tools } of catalogs) {
       for (const tool of tools) {
         const sig = signature(tool.name, tool.inputSchema);
-        const properties = isNode(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
+        const properties = isRecord(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
         const required = (
           Array.isArray(tool.inputSchema.required) ? tool.inputSchema.required : []
-        ).filter((n: string) => !(isNode(properties[n]) && "default" in properties[n]));
+        ).filter((n: string) => !(isRecord(properties[n]) && "default" in properties[n]));
         const names = Object.keys(properties);
         const expected = [
           ...names.filter((n) => required.includes(n)),

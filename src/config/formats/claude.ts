@@ -5,10 +5,11 @@
  * Desktop expands nothing.
  */
 import path from "node:path";
-import { isObject, type KeyPath } from "../issues.js";
+import { type KeyPath } from "../issues.js";
 import { EntryBuilder, notAnObject, serverObjects, type KeyRule } from "./entries.js";
 import type { ClientFormat, ConvertContext, Converted, SourceEntry } from "./types.js";
 import type { Syntax } from "./variables.js";
+import { isRecord } from "../../json.js";
 
 /** Claude Code's keys that mcpx does not have. */
 const CLAUDE_RULES: Readonly<Record<string, KeyRule>> = {
@@ -35,7 +36,7 @@ function convertEntries(
   base: string,
 ): SourceEntry[] {
   return servers.map(({ name, at, raw }) => {
-    if (!isObject(raw)) return notAnObject(name, at, raw);
+    if (!isRecord(raw)) return notAnObject(name, at, raw);
     const b = new EntryBuilder(name, at, syntax, ctx, base);
     b.apply(raw, CLAUDE_RULES);
     const type = raw.type;
@@ -48,7 +49,7 @@ function convertEntries(
 
 /** The `projects` entry of ~/.claude.json for `project`, by its absolute path. */
 function projectKey(doc: Record<string, unknown>, project: string): string | undefined {
-  if (!isObject(doc.projects)) return undefined;
+  if (!isRecord(doc.projects)) return undefined;
   const wanted = path.resolve(project);
   return Object.keys(doc.projects).find((k) => path.resolve(k) === wanted);
 }
@@ -60,7 +61,7 @@ export const claudeCode: ClientFormat = {
   label: "Claude Code .mcp.json / ~/.claude.json",
   byName: (file) => [".mcp.json", ".claude.json"].includes(path.basename(file)),
   // ~/.claude.json holds Claude Code's own state next to the servers.
-  byShape: (doc) => isObject(doc.projects) || "numStartups" in doc || "userID" in doc,
+  byShape: (doc) => isRecord(doc.projects) || "numStartups" in doc || "userID" in doc,
   scope: (file) => (isUserFile(file) ? "user" : "project"),
   convert(doc, ctx): Converted {
     // A relative path in .mcp.json is relative to the project, where the file is.
@@ -69,7 +70,7 @@ export const claudeCode: ClientFormat = {
     const key = projectKey(doc, ctx.project);
     const entry = key === undefined ? undefined : (doc.projects as Record<string, unknown>)[key];
     const local =
-      key !== undefined && isObject(entry) && ctx.claudeScope !== "user"
+      key !== undefined && isRecord(entry) && ctx.claudeScope !== "user"
         ? serverObjects(entry.mcpServers, ["projects", key, "mcpServers"])
         : [];
     // Local scope wins over user scope for a name both have, as in Claude Code.
@@ -81,7 +82,7 @@ export const claudeCode: ClientFormat = {
         `${shadowed.join(", ")}: the local-scope entry for ${ctx.project} wins over the user-scope one.`,
       );
     }
-    if (isUserFile(ctx.file) && key === undefined && isObject(doc.projects)) {
+    if (isUserFile(ctx.file) && key === undefined && isRecord(doc.projects)) {
       notes.push(
         `no local-scope servers for ${ctx.project} (pass --project <path> to read another project's).`,
       );

@@ -6,9 +6,9 @@
  */
 import path from "node:path";
 import { escapeLiteral } from "../expand.js";
-import { isObject } from "../issues.js";
 import { EntryBuilder, notAnObject, serverObjects, type KeyRule } from "./entries.js";
 import type { ClientFormat, Converted, Scope } from "./types.js";
+import { isRecord } from "../../json.js";
 
 const ONE_TIMEOUT = "mcpx has one discoveryTimeout (ms) for every server";
 
@@ -34,7 +34,7 @@ export const codex: ClientFormat = {
   id: "codex",
   label: "Codex config.toml",
   byName: (file) => path.extname(file) === ".toml",
-  byShape: (doc) => isObject(doc.mcp_servers),
+  byShape: (doc) => isRecord(doc.mcp_servers),
   scope: (file, ctx): Scope =>
     path.basename(path.dirname(file)) === ".codex" &&
     path.dirname(path.dirname(file)) !== path.resolve(ctx.home)
@@ -44,7 +44,7 @@ export const codex: ClientFormat = {
     const scope = codex.scope(ctx.file, ctx);
     const project = scope === "project" ? path.dirname(path.dirname(ctx.file)) : ctx.project;
     const entries = serverObjects(doc.mcp_servers, ["mcp_servers"]).map(({ name, at, raw }) => {
-      if (!isObject(raw)) return notAnObject(name, at, raw);
+      if (!isRecord(raw)) return notAnObject(name, at, raw);
       const b = new EntryBuilder(name, at, "literal", { ...ctx, project }, project);
       b.apply(raw, RULES);
       envVars(raw, b);
@@ -69,7 +69,7 @@ function envVars(raw: Record<string, unknown>, b: EntryBuilder): void {
     b.problems.push(`${b.keyAt("env_vars")}: must be an array of variable names.`);
     return;
   }
-  const env = isObject(b.server.env) ? { ...b.server.env } : {};
+  const env = isRecord(b.server.env) ? { ...b.server.env } : {};
   // Codex passes an unset variable as nothing; an empty value is the nearest mcpx has.
   for (const name of raw.env_vars as string[]) env[name] ??= `\${${name}:-}`;
   b.set("env", env);
@@ -78,12 +78,12 @@ function envVars(raw: Record<string, unknown>, b: EntryBuilder): void {
 /** `http_headers` (literal), `env_http_headers` (from the environment), `bearer_token_env_var`. */
 function headers(raw: Record<string, unknown>, b: EntryBuilder): void {
   const out: Record<string, unknown> = {};
-  if (isObject(raw.http_headers)) {
+  if (isRecord(raw.http_headers)) {
     for (const [k, v] of Object.entries(raw.http_headers)) {
       out[k] = typeof v === "string" ? escapeLiteral(v) : v;
     }
   }
-  if (isObject(raw.env_http_headers)) {
+  if (isRecord(raw.env_http_headers)) {
     for (const [k, v] of Object.entries(raw.env_http_headers)) out[k] = `\${${String(v)}}`;
   }
   if (typeof raw.bearer_token_env_var === "string") {

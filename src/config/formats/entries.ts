@@ -4,10 +4,11 @@
  */
 import path from "node:path";
 import { hasVariables } from "../expand.js";
-import { formatPath, isObject, type KeyPath } from "../issues.js";
+import { formatPath, type KeyPath } from "../issues.js";
 import { SERVER_KEYS, SERVER_NAME } from "../schema.js";
 import type { ConvertContext, SourceEntry } from "./types.js";
 import { toMcpxSyntax, VariableError, type Syntax } from "./variables.js";
+import { isRecord } from "../../json.js";
 
 /** Client keys whose values are sent to a remote host (URLs, and headers with their values). */
 const REMOTE_KEYS = new Set(["url", "httpUrl", "serverUrl", "headers"]);
@@ -124,7 +125,7 @@ export class EntryBuilder {
       }
     }
     if (Array.isArray(value)) return value.map((v, i) => this.translate(v, i, here));
-    if (isObject(value)) {
+    if (isRecord(value)) {
       return Object.fromEntries(
         Object.entries(value).map(([k, v]) => [k, this.translate(v, k, here)]),
       );
@@ -161,7 +162,7 @@ export function serverObjects(
   servers: unknown,
   at: KeyPath,
 ): { name: string; at: KeyPath; raw: unknown }[] {
-  if (!isObject(servers)) return [];
+  if (!isRecord(servers)) return [];
   return Object.entries(servers).map(([name, raw]) => ({ name, at: [...at, name], raw }));
 }
 

@@ -5,9 +5,9 @@
  * (and the older `allowMCPServers` / `excludeMCPServers`) over server names.
  */
 import path from "node:path";
-import { isObject } from "../issues.js";
 import { EntryBuilder, notAnObject, serverObjects, type KeyRule } from "./entries.js";
 import type { ClientFormat, Converted, Scope } from "./types.js";
+import { isRecord } from "../../json.js";
 
 const RULES: Readonly<Record<string, KeyRule>> = {
   cwd: { kind: "path" },
@@ -28,7 +28,7 @@ const RULES: Readonly<Record<string, KeyRule>> = {
 
 /** Gemini's settings keys that list which servers may connect. */
 function serverLists(doc: Record<string, unknown>): { allowed?: string[]; excluded?: string[] } {
-  const mcp = isObject(doc.mcp) ? doc.mcp : {};
+  const mcp = isRecord(doc.mcp) ? doc.mcp : {};
   const list = (v: unknown) =>
     Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : undefined;
   const allowed = list(mcp.allowed) ?? list(doc.allowMCPServers);
@@ -60,8 +60,8 @@ export const gemini: ClientFormat = {
     path.basename(file) === "settings.json" && path.basename(path.dirname(file)) === ".gemini",
   byShape: (doc) =>
     GEMINI_TOP_KEYS.some((k) => k in doc) ||
-    (isObject(doc.mcpServers) &&
-      Object.values(doc.mcpServers).some((s) => isObject(s) && "httpUrl" in s)),
+    (isRecord(doc.mcpServers) &&
+      Object.values(doc.mcpServers).some((s) => isRecord(s) && "httpUrl" in s)),
   scope: (file, ctx): Scope =>
     path.dirname(path.dirname(file)) === path.resolve(ctx.home) ? "user" : "project",
   convert(doc, ctx): Converted {
@@ -70,7 +70,7 @@ export const gemini: ClientFormat = {
     const { allowed, excluded } = serverLists(doc);
     const notes: string[] = [];
     const entries = serverObjects(doc.mcpServers, ["mcpServers"]).map(({ name, at, raw }) => {
-      if (!isObject(raw)) return notAnObject(name, at, raw);
+      if (!isRecord(raw)) return notAnObject(name, at, raw);
       const b = new EntryBuilder(name, at, "gemini", { ...ctx, project }, project);
       b.apply(raw, RULES);
       transport(raw, b);
@@ -104,7 +104,7 @@ function transport(raw: Record<string, unknown>, b: EntryBuilder): void {
 
 /** Sign-in mcpx cannot do keeps the server with Gemini. */
 function auth(raw: Record<string, unknown>, b: EntryBuilder): void {
-  if (isObject(raw.oauth) && raw.oauth.enabled === true) {
+  if (isRecord(raw.oauth) && raw.oauth.enabled === true) {
     b.refuse("oauth: mcpx does not sign in to servers with OAuth");
   } else if (raw.oauth !== undefined) {
     b.drop("oauth", "not enabled");

@@ -10,7 +10,7 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc
 import { EXAMPLE_CONFIG } from "../../version.js";
 import { parse as parseToml } from "smol-toml";
 import { nestsDeeper } from "../../json.js";
-import { formatPath, isObject, type KeyPath } from "../issues.js";
+import { formatPath, type KeyPath } from "../issues.js";
 import type { Origin } from "../servers.js";
 import { ConfigError } from "../types.js";
 import { claudeCode, claudeDesktop } from "./claude.js";
@@ -19,6 +19,7 @@ import { mcpxName } from "./entries.js";
 import { gemini } from "./gemini.js";
 import type { ClientFormat, ConvertContext, FormatId, Scope, SourceEntry } from "./types.js";
 import { cursor, vscode } from "./vscode.js";
+import { isRecord } from "../../json.js";
 
 export { FORMAT_IDS, type FormatId, type Scope } from "./types.js";
 
@@ -66,14 +67,14 @@ export function readSource(file: string, options: ReadOptions = {}): Source {
   if (format === "mcpx") {
     // mcpx's own files are strict JSON: no comments, no trailing commas.
     const strict = strictJson(abs, text);
-    if (!isObject(strict)) {
+    if (!isRecord(strict)) {
       throw new ConfigError(abs, [
         '(root): must be a JSON object like { "mcpServers": { "name": { "command": "..." } } }.',
       ]);
     }
     return { file: abs, text, format, doc: strict };
   }
-  if (!isObject(doc)) {
+  if (!isRecord(doc)) {
     throw new ConfigError(abs, [`(root): must be an object, as a ${labelOf(format)} file is.`]);
   }
   return { file: abs, text, format, doc };
@@ -119,7 +120,7 @@ export function convertContext(file: string, options: ReadOptions = {}): Convert
 /** Convert a source into an mcpx config object (mcpx's own is returned as it is). */
 export function convertSource(source: Source, options: ReadOptions = {}): Conversion {
   if (source.format === "mcpx") {
-    const names = isObject(source.doc.mcpServers) ? Object.keys(source.doc.mcpServers) : [];
+    const names = isRecord(source.doc.mcpServers) ? Object.keys(source.doc.mcpServers) : [];
     return {
       format: "mcpx",
       scope: "user",
@@ -174,7 +175,7 @@ function assemble(
       warnings.push(`${at}.${key}: left out (${why}).`);
     }
     // A client entry that is not an object stays as it is, for parseConfig to report.
-    if (isObject(entry.server) && "unsupported" in entry.server) {
+    if (isRecord(entry.server) && "unsupported" in entry.server) {
       const why = String(entry.server.unsupported);
       report.unsupported.push({ name: entry.name, why });
       warnings.push(`${at}: not served by mcpx: ${why}.`);
@@ -211,7 +212,7 @@ function assemble(
 function detect(file: string, doc: unknown): FormatId {
   const byName = CLIENT_FORMATS.find((f) => f.byName(file, doc));
   if (byName) return byName.id;
-  if (!isObject(doc)) return "mcpx";
+  if (!isRecord(doc)) return "mcpx";
   const byShape = CLIENT_FORMATS.find((f) => f.byShape(doc));
   return byShape?.id ?? "mcpx";
 }

@@ -4,10 +4,10 @@
  * and VS Code's `${input:id}`, read by mcpx from the environment variable `MCPX_INPUT_<ID>`.
  */
 import path from "node:path";
-import { isObject } from "../issues.js";
 import { EntryBuilder, notAnObject, serverObjects, type KeyRule } from "./entries.js";
 import type { ClientFormat, ConvertContext, Converted, Scope } from "./types.js";
 import { inputVariable } from "./variables.js";
+import { isRecord } from "../../json.js";
 
 const DEV_ONLY = "VS Code's development mode; mcpx restarts nothing on file changes";
 
@@ -44,15 +44,15 @@ export const vscode: ClientFormat = {
   id: "vscode",
   label: "VS Code mcp.json",
   byName: (file, doc) =>
-    path.basename(file) === "mcp.json" && isObject(doc) && isObject(doc.servers),
-  byShape: (doc) => isObject(doc.servers) && !("mcpServers" in doc),
+    path.basename(file) === "mcp.json" && isRecord(doc) && isRecord(doc.servers),
+  byShape: (doc) => isRecord(doc.servers) && !("mcpServers" in doc),
   scope: (file, ctx) => scopeIn(".vscode", file, ctx.home),
   convert(doc, ctx): Converted {
     const scope = vscode.scope(ctx.file, ctx);
     const project = projectOf(ctx.file, scope, ctx);
     const places = { ...ctx, project };
     const entries = serverObjects(doc.servers, ["servers"]).map(({ name, at, raw }) => {
-      if (!isObject(raw)) return notAnObject(name, at, raw);
+      if (!isRecord(raw)) return notAnObject(name, at, raw);
       const b = new EntryBuilder(name, at, "vscode", places, project);
       b.apply(raw, VSCODE_RULES);
       // A sandboxed server run without its sandbox could reach what the user walled off.
@@ -81,7 +81,7 @@ function inputHints(inputs: unknown): Record<string, string> {
   const hints: Record<string, string> = {};
   if (!Array.isArray(inputs)) return hints;
   for (const input of inputs) {
-    if (!isObject(input) || typeof input.id !== "string") continue;
+    if (!isRecord(input) || typeof input.id !== "string") continue;
     const variable = inputVariable(input.id);
     const about = typeof input.description === "string" ? ` (${input.description})` : "";
     hints[variable] =
@@ -95,10 +95,10 @@ export const cursor: ClientFormat = {
   label: "Cursor mcp.json",
   byName: (file, doc) =>
     path.basename(file) === "mcp.json" &&
-    (path.basename(path.dirname(file)) === ".cursor" || (isObject(doc) && "mcpServers" in doc)),
+    (path.basename(path.dirname(file)) === ".cursor" || (isRecord(doc) && "mcpServers" in doc)),
   // Cursor's variables in an `mcpServers` file say whose it is.
   byShape: (doc) =>
-    isObject(doc.mcpServers) &&
+    isRecord(doc.mcpServers) &&
     /\$\{(env:|userHome\}|workspaceFolder)/.test(JSON.stringify(doc.mcpServers)),
   scope: (file, ctx) => scopeIn(".cursor", file, ctx.home),
   convert(doc, ctx): Converted {
@@ -106,7 +106,7 @@ export const cursor: ClientFormat = {
     const project = projectOf(ctx.file, scope, ctx);
     const places = { ...ctx, project };
     const entries = serverObjects(doc.mcpServers, ["mcpServers"]).map(({ name, at, raw }) => {
-      if (!isObject(raw)) return notAnObject(name, at, raw);
+      if (!isRecord(raw)) return notAnObject(name, at, raw);
       const b = new EntryBuilder(name, at, "vscode", places, project);
       b.apply(raw, CURSOR_RULES);
       return b.done();

@@ -6,7 +6,8 @@
 import { ProtocolError, type ServerContext } from "@modelcontextprotocol/server";
 import type { RelayFailure } from "../../executor/failures.js";
 import type { CatalogView } from "../../registry/view.js";
-import type { Era, ProxyContext, SessionMemory } from "../context.js";
+import type { ProxyContext, SessionMemory } from "../context.js";
+import type { Era } from "../../types.js";
 import type { PageCursors } from "./pages.js";
 
 export interface HandlerEnv {

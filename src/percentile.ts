@@ -1,3 +1,5 @@
+/** Nearest-rank percentiles (a leaf: the dashboard uses it, and bench/ may). */
+
 /** The p-th percentile (0–100) of `values` by nearest rank; undefined when there are none. */
 export function percentile(values: readonly number[], p: number): number | undefined {
   if (values.length === 0) return undefined;
