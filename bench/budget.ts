@@ -18,7 +18,8 @@ import { SHAPES } from "../test/fixtures/results/shapes.js";
 import { definitionTokens, tokens } from "./count.js";
 import { BEFORE_OK, FIXABLE, runFixable, runSlips, SLIPS } from "./first-call.js";
 import type { BenchProxy } from "./proxy.js";
-import { int, percentile, ratio, table } from "./report.js";
+import { percentile } from "./lib/stats.js";
+import { int, ratio, table } from "./report.js";
 import { resultText } from "./upstreams.js";
 
 const ROWS = 20_000;
@@ -133,10 +134,7 @@ function shapeTimes(raw: ToolResult): { before: number; after: number } {
       f();
       runs.push(performance.now() - t0);
     }
-    return percentile(
-      runs.sort((a, b) => a - b),
-      0.5,
-    );
+    return percentile(runs, 50);
   };
   return {
     before: time(() => compressResult(raw, "auto")),
@@ -214,7 +212,6 @@ function render(
   fixes: Awaited<ReturnType<typeof runFixable>>,
 ): Budget {
   const maxPage = Math.max(...f.pages);
-  const sortedPages = [...f.pages].sort((a, b) => a - b);
   const growth = init.map((i) => i.after - i.before);
   const okNow = slips.filter((s) => s.ok).length;
   const okBefore = slips.filter((s) => BEFORE_OK.has(s.shape)).length;
@@ -281,7 +278,7 @@ function render(
         ["before: structuredContent sent too (compact JSON)", int(f.beforeStructured)],
         [`after: answer (notice + first ${int(f.shown)} rows)`, int(f.afterTokens)],
         [`pages to read the rest`, int(f.pages.length)],
-        ["page tokens: median / max", `${int(percentile(sortedPages, 0.5))} / ${int(maxPage)}`],
+        ["page tokens: median / max", `${int(percentile(f.pages, 50))} / ${int(maxPage)}`],
         ["answer + every page, tokens", int(f.pagesTotal)],
         ["answer + pages decode to exactly the rows", f.lossless ? "yes" : "NO"],
         [

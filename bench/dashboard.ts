@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { npmServer, startHttp, stop, tempDir, text, writeConfig } from "../test/helpers/proxy.js";
-import { percentile, table, type BenchSection } from "./report.js";
+import { stats } from "./lib/stats.js";
+import { table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
 const DASHBOARDS = 5;
@@ -90,14 +91,14 @@ export async function runDashboardBench(): Promise<BenchSection> {
   }
   const fmt = (n: number) => n.toFixed(2);
   const rows = (["none", "five"] as const).map((arm) => {
-    const sorted = [...arms[arm]].sort((a, b) => a - b);
+    const s = stats(arms[arm]);
     return [
       arm === "none" ? "no dashboard open" : `${DASHBOARDS} dashboards open`,
-      sorted.length,
-      fmt(percentile(sorted, 0.5)),
-      fmt(percentile(sorted, 0.9)),
-      fmt(percentile(sorted, 0.99)),
-      fmt(cpu[arm] / sorted.length),
+      s.n,
+      fmt(s.p50),
+      fmt(s.p90),
+      fmt(s.p99),
+      fmt(cpu[arm] / s.n),
     ];
   });
   const seconds = (performance.now() - started) / 1000;

@@ -24,7 +24,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { definitionTokens, meta, tokens } from "./count.js";
 import type { BenchProxy } from "./proxy.js";
-import { int, percentile, ratio, table, verdict } from "./report.js";
+import { percentile } from "./lib/stats.js";
+import { int, ratio, table, verdict } from "./report.js";
 import { measureSchema, schemaStats, type SchemaRow } from "./schema.js";
 import { ROOT } from "./upstreams.js";
 
@@ -258,8 +259,8 @@ function measureSearch(evalCatalogs: Catalog[], allCatalogs: Catalog[]): SearchM
     scale: {
       tools: count,
       buildMs,
-      p50: percentile(times, 0.5),
-      p90: percentile(times, 0.9),
+      p50: percentile(times, 50),
+      p90: percentile(times, 90),
       max: times.at(-1) ?? Number.NaN,
       queries: times.length,
     },
@@ -385,8 +386,8 @@ function render(
       f3(st.median),
       f3(st.p90),
       f3(st.max),
-      f3(percentile(floor, 0.5)),
-      f3(percentile(floor, 0.9)),
+      f3(percentile(floor, 50)),
+      f3(percentile(floor, 90)),
       st.typescript === st.tools ? "all" : `${st.typescript}`,
     ];
   };

@@ -20,7 +20,8 @@ import {
   writeConfig,
 } from "../test/helpers/proxy.js";
 import { runDirectVsProxy } from "./eras-direct.js";
-import { percentile, table, type BenchSection } from "./report.js";
+import { stats } from "./lib/stats.js";
+import { table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
 /** Measured calls per arm, after WARMUP calls per arm. */
@@ -194,15 +195,8 @@ function render(results: Map<string, ArmResult>, seconds: number): string {
   const fmt = (n: number) => n.toFixed(1);
   const rows = ARMS.map((arm) => {
     const r = results.get(arm.id)!;
-    const sorted = [...r.ms].sort((a, b) => a - b);
-    return [
-      arm.label,
-      fmt(percentile(sorted, 0.5)),
-      fmt(percentile(sorted, 0.9)),
-      fmt(percentile(sorted, 0.99)),
-      r.requestsPerCall.toFixed(2),
-      r.failed,
-    ];
+    const s = stats(r.ms);
+    return [arm.label, fmt(s.p50), fmt(s.p90), fmt(s.p99), r.requestsPerCall.toFixed(2), r.failed];
   });
   return [
     `One \`call\` of \`echo\` through mcpx (built, over stdio, session policy \`isolated\`), ${CALLS} per arm after ${WARMUP} warm-up calls each, the arms interleaved call by call with ${GAP_MS} ms between rounds. Upstreams on loopback: the SDK v2 fixture \`test/fixtures/upstreams/modern.mjs\` over streamable HTTP (modern, 2026-07-28) and server-everything \`streamableHttp\` (legacy, 2025-11-25). Requests per call: HTTP requests the upstream received per measured call, the refill of spares included (counted at the fixture and from server-everything's request log). Measured in ${seconds.toFixed(1)} s.`,

@@ -26,7 +26,8 @@ import {
   writeConfig,
   type Running,
 } from "../test/helpers/proxy.js";
-import { percentile, table, verdict, type BenchSection } from "./report.js";
+import { percentile, stats } from "./lib/stats.js";
+import { table, verdict, type BenchSection } from "./report.js";
 import { connectDirect, npmServer, resultText, ROOT } from "./upstreams.js";
 
 /** Targets from the design brief: reported next to the numbers, never asserted. */
@@ -651,7 +652,7 @@ export async function runLatencyBench(): Promise<BenchSection> {
   const cases: CaseResult[] = [];
   const add = (c: CaseResult) => {
     cases.push(c);
-    const p50 = percentile(sorted(c.timings.ms), 0.5);
+    const p50 = percentile(c.timings.ms, 50);
     console.error(`bench latency: ${c.label} [${c.downstream}] p50 ${p50.toFixed(2)} ms`);
     return c;
   };
@@ -667,10 +668,7 @@ export async function runLatencyBench(): Promise<BenchSection> {
     const shared = add(await sharedCase(downstream, reap));
     const naive = add(await naiveCase(downstream, reap));
     // Spares refill in about one naive call; twice that leaves them time even on a busy machine.
-    const gapMs = Math.max(
-      MIN_GAP_MS,
-      Math.ceil((2 * percentile(sorted(naive.timings.ms), 0.5)) / 50) * 50,
-    );
+    const gapMs = Math.max(MIN_GAP_MS, Math.ceil((2 * percentile(naive.timings.ms, 50)) / 50) * 50);
     const spaced = add(await prewarmSpacedCase(downstream, gapMs, reap));
     const b2b = add(await prewarmBackToBackCase(downstream, reap));
     perTransport[downstream] = { shared, naive, spaced, b2b, gapMs };
@@ -697,29 +695,6 @@ export async function runLatencyBench(): Promise<BenchSection> {
 
 // ---------------------------------------------------------------------------------------------
 // Report.
-
-function sorted(ms: readonly number[]): number[] {
-  return [...ms].sort((a, b) => a - b);
-}
-
-interface Stats {
-  n: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  mean: number;
-}
-
-function stats(ms: readonly number[]): Stats {
-  const s = sorted(ms);
-  return {
-    n: s.length,
-    p50: percentile(s, 0.5),
-    p90: percentile(s, 0.9),
-    p99: percentile(s, 0.99),
-    mean: s.reduce((a, b) => a + b, 0) / s.length,
-  };
-}
 
 /** Calls per second: overlapping calls over their wall time, sequential ones over their sum. */
 function callsPerSec(c: CaseResult): number | undefined {

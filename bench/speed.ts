@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { descendants } from "../test/helpers/proxy.js";
-import { percentile, table, type BenchSection } from "./report.js";
+import { percentile } from "./lib/stats.js";
+import { table, type BenchSection } from "./report.js";
 import {
   ECHO_SERVER,
   echoConfig,
@@ -30,11 +31,7 @@ const ROUNDS = 6;
 const PER_CLIENT = 40;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const p50 = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
+const p50 = (xs: number[]) => percentile(xs, 50);
 const f2 = (x: number) => x.toFixed(2);
 
 interface Overhead {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { descendants, MCPX } from "../../test/helpers/proxy.js";
 import { memoryOf, SeenProcesses } from "../../test/helpers/procfs.js";
 import { resultText, type StdioRpc } from "../../test/helpers/rpc.js";
-import { percentile } from "../report.js";
+import { stats } from "../lib/stats.js";
 import { ROOT } from "../upstreams.js";
 
 /** `node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio`, offline. */
@@ -173,9 +173,9 @@ export const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 /** p50 / p99 / mean of latencies in ms. */
 export function latencies(ms: number[]): { p50: number; p99: number; mean: number } {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const mean = sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean };
+  const s = stats(ms);
+  // No calls: a mean of 0, as the reports have always printed it.
+  return { p50: s.p50, p99: s.p99, mean: s.n === 0 ? 0 : s.mean };
 }
 
 /** The echo text server-everything answers for `message`. */
