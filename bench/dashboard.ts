@@ -7,9 +7,9 @@
  * (other load on the machine) hits them alike.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { npmServer, startHttp, stop, tempDir, text, writeConfig } from "../test/helpers/proxy.js";
+import { cpuMs, untilOutput } from "./lib/processes.js";
 import { stats } from "./lib/stats.js";
 import { table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
@@ -25,22 +25,8 @@ async function openDashboards(base: string): Promise<ChildProcess> {
     [path.join(ROOT, "bench/dashboard-reader.mjs"), base, String(DASHBOARDS)],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  await new Promise<void>((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("open")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`dashboard reader exited with ${code}`)));
-  });
+  await untilOutput(child, "stdout", "open", "dashboard reader");
   return child;
-}
-
-/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export async function runDashboardBench(): Promise<BenchSection> {

@@ -25,6 +25,7 @@ import {
   writeConfig,
   type Running,
 } from "../test/helpers/proxy.js";
+import { untilOutput } from "./lib/processes.js";
 import { stats } from "./lib/stats.js";
 import { table } from "./report.js";
 import { ROOT } from "./upstreams.js";
@@ -60,14 +61,7 @@ async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  await new Promise<void>((resolve, reject) => {
-    let err = "";
-    child.stderr.on("data", (c: Buffer) => {
-      err += c.toString();
-      if (err.includes("listening on port")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`server-everything exited with ${code}`)));
-  });
+  await untilOutput(child, "stderr", "listening on port", "server-everything");
   return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 

@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/client";
 import getPort from "get-port";
 import {
@@ -20,6 +21,7 @@ import {
   writeConfig,
 } from "../test/helpers/proxy.js";
 import { runDirectVsProxy } from "./eras-direct.js";
+import { untilOutput } from "./lib/processes.js";
 import { stats } from "./lib/stats.js";
 import { table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
@@ -58,8 +60,6 @@ const ARMS: Arm[] = [
   },
 ];
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** server-everything over streamable HTTP; counts the HTTP requests it logs. */
 async function startEverythingHttp(): Promise<{
   url: string;
@@ -80,14 +80,7 @@ async function startEverythingHttp(): Promise<{
   child.stdout.on("data", (c: Buffer) => {
     requests += (c.toString().match(/Received MCP \w+ request/g) ?? []).length;
   });
-  await new Promise<void>((resolve, reject) => {
-    let err = "";
-    child.stderr.on("data", (c: Buffer) => {
-      err += c.toString();
-      if (err.includes("listening on port")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`server-everything exited with ${code}`)));
-  });
+  await untilOutput(child, "stderr", "listening on port", "server-everything");
   return { url: `http://127.0.0.1:${port}/mcp`, child, requests: () => requests };
 }
 

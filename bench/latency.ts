@@ -4,13 +4,13 @@
  * server-everything `echo` tool, side by side in one run; mcpx is the built `dist/index.js`
  * spawned as a user would run it, except one case run in-process to read the pool's state.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Client as V2Client } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import getPort from "get-port";
 import { parseConfig } from "../src/config/load.js";
 import { createLogger } from "../src/logger.js";
@@ -26,6 +26,8 @@ import {
   writeConfig,
   type Running,
 } from "../test/helpers/proxy.js";
+import { connectHttp } from "./lib/http-client.js";
+import { createReaper, memoryKb, untilOutput, type Reaper } from "./lib/processes.js";
 import { percentile, stats } from "./lib/stats.js";
 import { table, verdict, type BenchSection } from "./report.js";
 import { connectDirect, npmServer, resultText, ROOT } from "./upstreams.js";
@@ -62,8 +64,6 @@ const SIZE = {
 
 /** Idle time after a process or session starts before it is measured (RSS, first call). */
 const SETTLE_MS = 300;
-/** How long closed processes get to exit before they count as leaked. */
-const REAP_MS = 5_000;
 /** Fixed gap between spaced calls out of process: at least this, and ≥ 2× the naive call. */
 const MIN_GAP_MS = 400;
 /** In-process experiment: how long the bench's factory wrapper holds back a refill's spawn. */
@@ -72,6 +72,7 @@ const DEFER_MS = 50;
 const SERVER = "everything";
 const EVERYTHING = npmServer("@modelcontextprotocol/server-everything", ["stdio"]);
 const ECHO = { message: "x" };
+const CLIENT_NAME = "mcpx-bench-latency";
 const EXPECTED = "Echo: x";
 
 type Downstream = "stdio" | "http" | "in-process" | "direct" | "direct http";
@@ -109,8 +110,6 @@ interface CaseResult {
   ping?: Timings;
   note?: string;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A downstream client of mcpx: the test helpers' (SDK v2) or a plain SDK 1.x one. */
 type DownstreamClient = Client | V2Client;
@@ -179,77 +178,6 @@ function merge(parts: readonly Timings[]): Timings {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Processes: RSS, and making sure a case leaves nothing running.
-
-/** A field of /proc/<pid>/status in kB (VmRSS, VmHWM); NaN where there is no /proc. */
-function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
-    return m?.[1] ? Number(m[1]) : Number.NaN;
-  } catch {
-    return Number.NaN; // no /proc, or the process is gone
-  }
-}
-
-/** Alive and not a zombie (a zombie has exited; its parent has yet to reap it). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-  } catch {
-    return "?"; // exited while we looked
-  }
-}
-
-/**
- * Wait for the processes a case started to exit: `watched` (mcpx and its children, which would
- * be orphaned rather than stay our descendants if mcpx died first) and any new descendant of the
- * bench. Processes that were there before the benchmark (tsx's esbuild service) are never
- * counted. Whatever is still running after REAP_MS is counted as leaked and killed by pid, so
- * the next case starts clean.
- */
-function createReaper(baseline: ReadonlySet<number>) {
-  return async (watched: readonly number[]): Promise<number> => {
-    const left = () => [
-      ...new Set([
-        ...watched.filter((pid) => !baseline.has(pid) && running(pid)),
-        ...descendants(process.pid).filter((pid) => !baseline.has(pid)),
-      ]),
-    ];
-    const deadline = Date.now() + REAP_MS;
-    let still = left();
-    while (still.length > 0 && Date.now() < deadline) {
-      await sleep(50);
-      still = left();
-    }
-    if (still.length > 0) {
-      console.error(
-        `bench latency: still running after close: ${still.map((p) => `${p} (${commandLine(p)})`).join(", ")}`,
-      );
-    }
-    for (const pid of still) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // exited between the check and the kill
-      }
-    }
-    return still.length;
-  };
-}
-
-type Reaper = ReturnType<typeof createReaper>;
-
-// ---------------------------------------------------------------------------------------------
 // mcpx out of process, as a user runs it.
 
 interface McpxRun {
@@ -284,12 +212,10 @@ async function withMcpx<T>(
     }
     const pid = started.run.pid;
     await sleep(SETTLE_MS);
-    const idleKb = statusKb(pid, "VmRSS");
+    const idleKb = memoryKb(pid).rssKb;
     const value = await body(started);
-    outcome = {
-      value,
-      rss: { idleKb, afterKb: statusKb(pid, "VmRSS"), peakKb: statusKb(pid, "VmHWM") },
-    };
+    const after = memoryKb(pid);
+    outcome = { value, rss: { idleKb, afterKb: after.rssKb, peakKb: after.peakKb } };
   } finally {
     if (started) {
       watched = [started.run.pid, ...descendants(started.run.pid)];
@@ -299,22 +225,6 @@ async function withMcpx<T>(
   }
   const leaked = await reap(watched);
   return { ...outcome, leaked };
-}
-
-async function connectHttp(url: string): Promise<{ client: Client; close(): Promise<void> }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url));
-  const client = new Client({ name: "mcpx-bench-latency", version: "1.0.0" });
-  await client.connect(transport);
-  return {
-    client,
-    close: async () => {
-      // DELETE the session so mcpx frees it, as a well-behaved client does.
-      await transport.terminateSession().catch(() => {
-        /* the server may already be gone; close() below is what matters */
-      });
-      await client.close();
-    },
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,15 +267,8 @@ async function directHttp(reap: Reaper): Promise<CaseResult> {
   let timings: Timings;
   let pings: Timings;
   try {
-    await new Promise<void>((resolve, reject) => {
-      let err = "";
-      child.stderr.on("data", (c: Buffer) => {
-        err += c.toString();
-        if (/listening on port/.test(err)) resolve();
-      });
-      child.once("exit", (code) => reject(new Error(`server-everything exited ${code}: ${err}`)));
-    });
-    const d = await connectHttp(`http://127.0.0.1:${port}/mcp`);
+    await untilOutput(child, "stderr", "listening on port", "server-everything");
+    const d = await connectHttp(`http://127.0.0.1:${port}/mcp`, CLIENT_NAME);
     try {
       timings = await warmAndMeasure(directEcho(d.client), SIZE.warmup, SIZE.warm);
       pings = await warmAndMeasure(ping(d.client), SIZE.warmup, SIZE.warm);
@@ -618,7 +521,7 @@ async function concurrencyCase(reap: Reaper): Promise<CaseResult> {
   const { value, rss, leaked } = await withMcpx("http", { session: "shared" }, reap, async (m) => {
     const url = m.url!;
     const extra = await Promise.all(
-      Array.from({ length: SIZE.clients - 1 }, () => connectHttp(url)),
+      Array.from({ length: SIZE.clients - 1 }, () => connectHttp(url, CLIENT_NAME)),
     );
     try {
       const clients = [m.run.client, ...extra.map((e) => e.client)];
@@ -648,7 +551,7 @@ async function concurrencyCase(reap: Reaper): Promise<CaseResult> {
 export async function runLatencyBench(): Promise<BenchSection> {
   const started = performance.now();
   const loadBefore = os.loadavg()[0] ?? Number.NaN;
-  const reap = createReaper(new Set(descendants(process.pid)));
+  const reap = createReaper(new Set(descendants(process.pid)), "bench latency");
   const cases: CaseResult[] = [];
   const add = (c: CaseResult) => {
     cases.push(c);

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { descendants, MCPX } from "../../test/helpers/proxy.js";
 import { memoryOf, SeenProcesses } from "../../test/helpers/procfs.js";
 import { resultText, type StdioRpc } from "../../test/helpers/rpc.js";
@@ -104,8 +105,6 @@ export function stopProcess(child: ChildProcess, ms = 20_000): Promise<number | 
     child.kill("SIGTERM");
   });
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface Sample {
   /** Seconds since the monitor started. */
