@@ -13,7 +13,7 @@ import { runDashboardBench } from "./dashboard.js";
 import { commandLine } from "./lib/processes.js";
 import { runCodeModeBench } from "./codemode.js";
 import { runErasBench } from "./eras.js";
-import { runLatencyBench } from "./latency.js";
+import { runLatencyBench } from "./latency/index.js";
 import { runSandboxBench } from "./sandbox.js";
 import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
