@@ -18,7 +18,7 @@ import { runSandboxBench } from "./sandbox.js";
 import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
-import { runTokenBench } from "./tokens.js";
+import { runTokenBench } from "./tokens/index.js";
 import { RESULTS, writeSections } from "./results.js";
 
 /** Every section, in report order. Add a benchmark here. */

@@ -6,10 +6,10 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { decode as decodeToon, encode as encodeToon } from "@toon-format/toon";
-import { compressResult } from "../src/compression/result.js";
-import { decodeSparse, encodeSparse } from "../src/compression/sparse.js";
-import { ToolIndex } from "../src/registry/search.js";
-import { recordedTools, RECORDED, type Catalog } from "../test/helpers/catalogs.js";
+import { compressResult } from "../../src/compression/result.js";
+import { decodeSparse, encodeSparse } from "../../src/compression/sparse.js";
+import { ToolIndex } from "../../src/registry/search.js";
+import { recordedTools, RECORDED, type Catalog } from "../../test/helpers/catalogs.js";
 import {
   type EvalQuery,
   type EvalResult,
@@ -18,16 +18,16 @@ import {
   loadNeeds,
   loadSearchEval,
   realServers,
-} from "../test/helpers/search-eval.js";
-import { SHAPES } from "../test/fixtures/results/shapes.js";
+} from "../../test/helpers/search-eval.js";
+import { SHAPES } from "../../test/fixtures/results/shapes.js";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { definitionTokens, meta, tokens } from "./count.js";
-import type { BenchProxy } from "./proxy.js";
-import { percentile } from "./lib/stats.js";
-import { int, ratio, table, verdict } from "./report.js";
+import { definitionTokens, meta, tokens } from "../count.js";
+import type { BenchProxy } from "../proxy.js";
+import { percentile } from "../lib/stats.js";
+import { int, ratio, table, verdict } from "../report.js";
 import { measureSchema, schemaStats, type SchemaRow } from "./schema.js";
-import { ROOT } from "./upstreams.js";
+import { ROOT } from "../upstreams.js";
 
 /** Targets of the token-economy issue: reported next to the numbers, asserted in npm test. */
 export const ECONOMY_TARGET = {

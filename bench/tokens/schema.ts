@@ -3,10 +3,10 @@
  * definition, per tool, and the statistics the report prints.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { tidyText } from "../src/compression/text.js";
-import { apiForm, meta, tokens } from "./count.js";
-import type { BenchProxy } from "./proxy.js";
-import { percentile, stats } from "./lib/stats.js";
+import { tidyText } from "../../src/compression/text.js";
+import { apiForm, meta, tokens } from "../count.js";
+import type { BenchProxy } from "../proxy.js";
+import { percentile, stats } from "../lib/stats.js";
 
 export interface SchemaRow {
   ref: string;
