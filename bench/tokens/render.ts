@@ -1,7 +1,7 @@
 /** The tokens section's markdown: every ratio against its target, then each measurement. */
 import { tokenizerVersion } from "../count.js";
 import { schemaStats, type SchemaRow } from "./schema.js";
-import { ECONOMY_TARGET, type Economy } from "./economy.js";
+import { ECONOMY_TARGET, type Economy } from "./economy-render.js";
 import type { Budget } from "./budget.js";
 import {
   CORPUS,
