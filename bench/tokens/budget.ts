@@ -10,6 +10,7 @@ import { decode as decodeToon } from "@toon-format/toon";
 import { DEFAULTS } from "../../src/config/load.js";
 import { compressResult } from "../../src/compression/result.js";
 import { decodeSparse } from "../../src/compression/sparse.js";
+import { Selector } from "../../src/compression/selector.js";
 import { ResultStore } from "../../src/executor/results.js";
 import { ResultShaper } from "../../src/executor/shape.js";
 import type { ToolResult } from "../../src/types.js";
@@ -164,15 +165,17 @@ async function measureSelect(p: BenchProxy): Promise<SelectRow[]> {
     };
   };
   // A GitHub issue list (40 fields a record) through the same result step, in process.
-  const shaper = new ResultShaper(new ResultStore(), "auto");
+  // ResultShaper.shape is async (select runs in a worker); the selector's threads are closed below.
+  const selector = new Selector();
+  const shaper = new ResultShaper(new ResultStore(), "auto", selector);
   const issues: ToolResult = {
     content: [{ type: "text", text: JSON.stringify(SHAPES.github_issues()) }],
   };
   const issueSelect = "[].{number: number, title: title, state: state, user: user.login}";
-  const shape = (select?: string) =>
+  const shape = async (select?: string) =>
     tokens(
       resultText(
-        shaper.shape(issues, {
+        await shaper.shape(issues, {
           source: "github.list_issues",
           budget: BUDGET,
           caller: "bench",
@@ -180,6 +183,12 @@ async function measureSelect(p: BenchProxy): Promise<SelectRow[]> {
         }),
       ),
     );
+  let issueRow: { without: number; with: number };
+  try {
+    issueRow = { without: await shape(), with: await shape(issueSelect) };
+  } finally {
+    await selector.close();
+  }
   const rows50 = "rows[].{id: id, name: name}";
   const count = "length(rows[?state=='closed'])";
   return [
@@ -196,8 +205,7 @@ async function measureSelect(p: BenchProxy): Promise<SelectRow[]> {
     {
       label: "github issue list (shapes.ts): four fields",
       expression: issueSelect,
-      without: shape(),
-      with: shape(issueSelect),
+      ...issueRow,
     },
   ];
 }
