@@ -14,7 +14,8 @@ import { decodeSparse } from "../src/compression/sparse.js";
 import { listIssues, makeIssues } from "../test/fixtures/upstreams/issues.mjs";
 import { startStdio, tempDir, writeConfig, type Running } from "../test/helpers/proxy.js";
 import { ISSUE_COUNT, memorySeed, TASKS, type ArmResult } from "./codemode-tasks.js";
-import { int, percentile, table, verdict, type BenchSection } from "./report.js";
+import { stats } from "./lib/stats.js";
+import { int, table, verdict, type BenchSection } from "./report.js";
 import { npmServer, replayServer } from "./upstreams.js";
 
 /** Targets from issue 18: reported next to the numbers, never asserted. */
@@ -101,11 +102,6 @@ async function runTasks(client: Client): Promise<TaskRun[]> {
     });
   }
   return out;
-}
-
-function stats(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9) };
 }
 
 /** A plain call vs a script making the same call vs a script making none, interleaved. */

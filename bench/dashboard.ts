@@ -7,10 +7,11 @@
  * (other load on the machine) hits them alike.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { npmServer, startHttp, stop, tempDir, text, writeConfig } from "../test/helpers/proxy.js";
-import { percentile, table, type BenchSection } from "./report.js";
+import { cpuMs, untilOutput } from "./lib/processes.js";
+import { stats } from "./lib/stats.js";
+import { table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
 const DASHBOARDS = 5;
@@ -24,22 +25,8 @@ async function openDashboards(base: string): Promise<ChildProcess> {
     [path.join(ROOT, "bench/dashboard-reader.mjs"), base, String(DASHBOARDS)],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  await new Promise<void>((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("open")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`dashboard reader exited with ${code}`)));
-  });
+  await untilOutput(child, "stdout", "open", "dashboard reader");
   return child;
-}
-
-/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export async function runDashboardBench(): Promise<BenchSection> {
@@ -90,14 +77,14 @@ export async function runDashboardBench(): Promise<BenchSection> {
   }
   const fmt = (n: number) => n.toFixed(2);
   const rows = (["none", "five"] as const).map((arm) => {
-    const sorted = [...arms[arm]].sort((a, b) => a - b);
+    const s = stats(arms[arm]);
     return [
       arm === "none" ? "no dashboard open" : `${DASHBOARDS} dashboards open`,
-      sorted.length,
-      fmt(percentile(sorted, 0.5)),
-      fmt(percentile(sorted, 0.9)),
-      fmt(percentile(sorted, 0.99)),
-      fmt(cpu[arm] / sorted.length),
+      s.n,
+      fmt(s.p50),
+      fmt(s.p90),
+      fmt(s.p99),
+      fmt(cpu[arm] / s.n),
     ];
   });
   const seconds = (performance.now() - started) / 1000;

@@ -25,7 +25,9 @@ import {
   writeConfig,
   type Running,
 } from "../test/helpers/proxy.js";
-import { percentile, table } from "./report.js";
+import { untilOutput } from "./lib/processes.js";
+import { stats } from "./lib/stats.js";
+import { table } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
 /** Measured calls per arm, after WARMUP calls per arm. */
@@ -59,14 +61,7 @@ async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  await new Promise<void>((resolve, reject) => {
-    let err = "";
-    child.stderr.on("data", (c: Buffer) => {
-      err += c.toString();
-      if (err.includes("listening on port")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`server-everything exited with ${code}`)));
-  });
+  await untilOutput(child, "stderr", "listening on port", "server-everything");
   return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 
@@ -209,10 +204,9 @@ export async function runDirectVsProxy(): Promise<string> {
 
 function render(arms: Arm[], seconds: number): string {
   const fmt = (n: number) => n.toFixed(2);
-  const stats = (arm: Arm | undefined) => {
+  const armStats = (arm: Arm | undefined) => {
     if (!arm) return { p50: Number.NaN, p99: Number.NaN, failed: 0 };
-    const sorted = [...arm.ms].sort((a, b) => a - b);
-    return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), failed: arm.failed };
+    return { ...stats(arm.ms), failed: arm.failed };
   };
   const rows: (string | number)[][] = [];
   const seen = new Set<string>();
@@ -222,8 +216,8 @@ function render(arms: Arm[], seconds: number): string {
     seen.add(key);
     const same = (via: Arm["via"]) =>
       arms.find((a) => `${a.era}/${a.transport}/${a.upstream}` === key && a.via === via);
-    const direct = stats(same("direct"));
-    const proxy = stats(same("mcpx"));
+    const direct = armStats(same("direct"));
+    const proxy = armStats(same("mcpx"));
     const na = (n: number) => (Number.isNaN(n) ? "n/a" : fmt(n));
     rows.push([
       ERA_LABEL[arm.era],

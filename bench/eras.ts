@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/client";
 import getPort from "get-port";
 import {
@@ -20,7 +21,9 @@ import {
   writeConfig,
 } from "../test/helpers/proxy.js";
 import { runDirectVsProxy } from "./eras-direct.js";
-import { percentile, table, type BenchSection } from "./report.js";
+import { untilOutput } from "./lib/processes.js";
+import { stats } from "./lib/stats.js";
+import { table, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
 /** Measured calls per arm, after WARMUP calls per arm. */
@@ -57,8 +60,6 @@ const ARMS: Arm[] = [
   },
 ];
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** server-everything over streamable HTTP; counts the HTTP requests it logs. */
 async function startEverythingHttp(): Promise<{
   url: string;
@@ -79,14 +80,7 @@ async function startEverythingHttp(): Promise<{
   child.stdout.on("data", (c: Buffer) => {
     requests += (c.toString().match(/Received MCP \w+ request/g) ?? []).length;
   });
-  await new Promise<void>((resolve, reject) => {
-    let err = "";
-    child.stderr.on("data", (c: Buffer) => {
-      err += c.toString();
-      if (err.includes("listening on port")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`server-everything exited with ${code}`)));
-  });
+  await untilOutput(child, "stderr", "listening on port", "server-everything");
   return { url: `http://127.0.0.1:${port}/mcp`, child, requests: () => requests };
 }
 
@@ -194,15 +188,8 @@ function render(results: Map<string, ArmResult>, seconds: number): string {
   const fmt = (n: number) => n.toFixed(1);
   const rows = ARMS.map((arm) => {
     const r = results.get(arm.id)!;
-    const sorted = [...r.ms].sort((a, b) => a - b);
-    return [
-      arm.label,
-      fmt(percentile(sorted, 0.5)),
-      fmt(percentile(sorted, 0.9)),
-      fmt(percentile(sorted, 0.99)),
-      r.requestsPerCall.toFixed(2),
-      r.failed,
-    ];
+    const s = stats(r.ms);
+    return [arm.label, fmt(s.p50), fmt(s.p90), fmt(s.p99), r.requestsPerCall.toFixed(2), r.failed];
   });
   return [
     `One \`call\` of \`echo\` through mcpx (built, over stdio, session policy \`isolated\`), ${CALLS} per arm after ${WARMUP} warm-up calls each, the arms interleaved call by call with ${GAP_MS} ms between rounds. Upstreams on loopback: the SDK v2 fixture \`test/fixtures/upstreams/modern.mjs\` over streamable HTTP (modern, 2026-07-28) and server-everything \`streamableHttp\` (legacy, 2025-11-25). Requests per call: HTTP requests the upstream received per measured call, the refill of spares included (counted at the fixture and from server-everything's request log). Measured in ${seconds.toFixed(1)} s.`,

@@ -3,20 +3,22 @@
  * ones. Prints the report and writes bench/RESULTS.md; sections not run this time keep their
  * previous text there (bench/results.ts), so running one section never erases another.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { descendants } from "../test/helpers/proxy.js";
 import { removeFileTempDirs } from "../test/helpers/temp.js";
 import type { BenchSection } from "./report.js";
 import { runDashboardBench } from "./dashboard.js";
+import { commandLine } from "./lib/processes.js";
 import { runCodeModeBench } from "./codemode.js";
 import { runErasBench } from "./eras.js";
-import { runLatencyBench } from "./latency.js";
+import { runLatencyBench } from "./latency/index.js";
 import { runSandboxBench } from "./sandbox.js";
 import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
-import { runTokenBench } from "./tokens.js";
+import { runTokenBench } from "./tokens/index.js";
 import { RESULTS, writeSections } from "./results.js";
 
 /** Every section, in report order. Add a benchmark here. */
@@ -79,17 +81,11 @@ async function checkNoChildren(before: ReadonlySet<number>): Promise<void> {
   let left = ours();
   // Children that got SIGTERM may take a moment to exit.
   while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     left = ours();
   }
   if (left.length > 0) {
-    const describe = (pid: number) => {
-      try {
-        return `${pid} (${readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()})`;
-      } catch {
-        return String(pid); // exited while we looked
-      }
-    };
+    const describe = (pid: number) => `${pid} (${commandLine(pid)})`;
     console.error(
       `bench: child processes still running after close: ${left.map(describe).join(", ")}`,
     );

@@ -13,9 +13,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { setTimeout as sleep } from "node:timers/promises";
 import { descendants, isAlive, MCPX, stop, tempDir, writeConfig } from "../test/helpers/proxy.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { connectHttp } from "./lib/http-client.js";
 import { table, type BenchSection } from "./report.js";
 import { npmServer, resultText, ROOT } from "./upstreams.js";
 
@@ -49,8 +50,6 @@ interface Reading {
   upstreams: number;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** mcpx with the probe and an IPC channel; resolves once it listens. */
 async function startMcpx(config: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
@@ -81,21 +80,6 @@ function ask<T>(child: ChildProcess, msg: { type: string; file?: string }): Prom
     child.on("message", onMessage);
     child.send(msg);
   });
-}
-
-async function connect(url: string, i: number) {
-  const transport = new StreamableHTTPClientTransport(new URL(url));
-  const client = new Client({ name: `mcpx-bench-memory-${i}`, version: "1.0.0" });
-  await client.connect(transport);
-  return {
-    client,
-    close: async () => {
-      await transport.terminateSession().catch(() => {
-        /* mcpx may be gone already; close() is what matters */
-      });
-      await client.close();
-    },
-  };
 }
 
 /** Run `total` numbered jobs on the clients, each client one job at a time; returns failures. */
@@ -178,7 +162,9 @@ export async function runMemoryBench(): Promise<BenchSection> {
   try {
     await sleep(SETTLE_MS);
     await read("idle");
-    const sessions = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => connect(url, i)));
+    const sessions = await Promise.all(
+      Array.from({ length: CLIENTS }, (_, i) => connectHttp(url, `mcpx-bench-memory-${i}`)),
+    );
     try {
       const clients = sessions.map((s) => s.client);
       let done = 0;

@@ -42,10 +42,3 @@ export function int(n: number): string {
 export function verdict(value: number, max: number): string {
   return value <= max ? "met" : "MISSED";
 }
-
-/** Nearest-rank percentile (p in 0..1) of already sorted numbers. */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.ceil(p * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
-}

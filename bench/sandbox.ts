@@ -10,7 +10,8 @@ import { PRELUDE, PRELUDE_FILE } from "../src/sandbox/prelude.js";
 import { loadQuickJS } from "../src/sandbox/quickjs.js";
 import type * as SandboxApi from "../src/sandbox/index.js";
 import type { InnerCall, RunOptions, Sandbox } from "../src/sandbox/index.js";
-import { percentile, table, verdict, type BenchSection } from "./report.js";
+import { stats } from "./lib/stats.js";
+import { table, verdict, type BenchSection } from "./report.js";
 import { ROOT } from "./upstreams.js";
 
 /** Targets from issue 18: reported next to the numbers, never asserted. */
@@ -50,11 +51,6 @@ const ONE_CALL_TS =
 
 function ms(n: number): string {
   return n.toFixed(2);
-}
-
-function stats(samples: number[]): { p50: number; p90: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9) };
 }
 
 async function time(fn: () => Promise<unknown>): Promise<number> {

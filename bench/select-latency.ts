@@ -5,6 +5,7 @@
  */
 import { search } from "@jmespath-community/jmespath";
 import { Selector } from "../src/compression/selector.js";
+import { percentile } from "./lib/stats.js";
 
 const value = {
   items: Array.from({ length: 40 }, (_, i) => ({
@@ -18,9 +19,8 @@ const value = {
 const expression = "items[?state=='closed'].{id: id, title: title}";
 const RUNS = 300;
 
-function quantile(xs: number[], q: number): string {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(3);
+function quantile(xs: number[], p: number): string {
+  return percentile(xs, p).toFixed(3);
 }
 
 const inline: number[] = [];
@@ -38,5 +38,5 @@ for (let i = 0; i < RUNS; i++) {
   worker.push(performance.now() - started);
 }
 await selector.close();
-console.log(`main thread: p50 ${quantile(inline, 0.5)} ms, p90 ${quantile(inline, 0.9)} ms`);
-console.log(`worker:      p50 ${quantile(worker, 0.5)} ms, p90 ${quantile(worker, 0.9)} ms`);
+console.log(`main thread: p50 ${quantile(inline, 50)} ms, p90 ${quantile(inline, 90)} ms`);
+console.log(`worker:      p50 ${quantile(worker, 50)} ms, p90 ${quantile(worker, 90)} ms`);

@@ -4,11 +4,14 @@
  * own. Both arms of each comparison run in one process tree, interleaved call by call (latency)
  * or round by round (throughput), so both see the same machine.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { descendants } from "../test/helpers/proxy.js";
-import { percentile, table, type BenchSection } from "./report.js";
+import { cpuMs } from "./lib/processes.js";
+import { percentile } from "./lib/stats.js";
+import { table, type BenchSection } from "./report.js";
 import {
   ECHO_SERVER,
   echoConfig,
@@ -29,12 +32,7 @@ const CLIENTS = 32;
 const ROUNDS = 6;
 const PER_CLIENT = 40;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const p50 = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
+const p50 = (xs: number[]) => percentile(xs, 50);
 const f2 = (x: number) => x.toFixed(2);
 
 interface Overhead {
@@ -71,12 +69,6 @@ async function overheads(transport: string, direct: Arm, mcpx: Arm): Promise<Ove
     console.error(`bench speed: ${transport} ${spacing}: direct ${f2(p50(d))} mcpx ${f2(p50(m))}`);
   }
   return rows;
-}
-
-/** CPU time (user + system) a process has used, in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** One burst: calls per second, and CPU ms per call of the clients (this process) and of `pids`. */

@@ -5,7 +5,7 @@
  * persistent catalog cache: each start with an empty cache folder is followed by one on the
  * cache that start left (interleaved), for 3 and 16 servers and with one that needs 9 s.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,6 +13,7 @@ import {
   getDefaultEnvironment,
   StdioClientTransport,
 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { memoryKb } from "./lib/processes.js";
 import { table, type BenchSection } from "./report.js";
 import { npmServer, replayServer, ROOT, type StdioSpec } from "./upstreams.js";
 
@@ -63,12 +64,7 @@ function cases(dir: string): Case[] {
 
 /** VmRSS of a process in MB, from /proc (NaN where there is none). */
 function rssMb(pid: number | null): number {
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb === undefined ? Number.NaN : Number(kb) / 1024;
-  } catch {
-    return Number.NaN;
-  }
+  return pid === null ? Number.NaN : memoryKb(pid).rssKb / 1024;
 }
 
 /**

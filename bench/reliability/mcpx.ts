@@ -7,10 +7,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { descendants, MCPX } from "../../test/helpers/proxy.js";
 import { memoryOf, SeenProcesses } from "../../test/helpers/procfs.js";
 import { resultText, type StdioRpc } from "../../test/helpers/rpc.js";
-import { percentile } from "../report.js";
+import { stats } from "../lib/stats.js";
 import { ROOT } from "../upstreams.js";
 
 /** `node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio`, offline. */
@@ -105,8 +106,6 @@ export function stopProcess(child: ChildProcess, ms = 20_000): Promise<number | 
   });
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export interface Sample {
   /** Seconds since the monitor started. */
   t: number;
@@ -173,9 +172,9 @@ export const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 /** p50 / p99 / mean of latencies in ms. */
 export function latencies(ms: number[]): { p50: number; p99: number; mean: number } {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const mean = sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean };
+  const s = stats(ms);
+  // No calls: a mean of 0, as the reports have always printed it.
+  return { p50: s.p50, p99: s.p99, mean: s.n === 0 ? 0 : s.mean };
 }
 
 /** The echo text server-everything answers for `message`. */

@@ -14,12 +14,13 @@
  *   --ci  60 s, RESULTS.md untouched
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { descendants, FIXTURES, watchdogOf } from "../../test/helpers/proxy.js";
 import { HttpRpc, type RpcAnswer } from "../../test/helpers/rpc.js";
 import { table, type BenchSection } from "../report.js";
+import { commandLine } from "../lib/processes.js";
 import { writeSections } from "../results.js";
 import {
   configFile,
@@ -28,7 +29,6 @@ import {
   mb,
   Monitor,
   resultText,
-  sleep,
   startHttpMcpx,
   untilHealthy,
   type Sample,
@@ -198,13 +198,7 @@ async function client(rpc: HttpRpc, until: number, c: Counts): Promise<void> {
 
 /** The everything upstream's pid under mcpx, if it runs now. */
 function everythingPid(mcpx: number): number | undefined {
-  return descendants(mcpx).find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("server-everything");
-    } catch {
-      return false;
-    }
-  });
+  return descendants(mcpx).find((pid) => commandLine(pid).includes("server-everything"));
 }
 
 /** Poll an echo through mcpx until one succeeds; ms it took, or undefined past the bound. */

@@ -138,7 +138,7 @@ describe("mcpx stats", () => {
       report.rows.reduce((n, row) => n + row.saved, 0) - report.shared,
     );
 
-    // Direct: each server's tools/list in API form, counted as bench/tokens.ts counts.
+    // Direct: each server's tools/list in API form, counted as bench/tokens/ counts.
     for (const row of report.rows) {
       const spec = { everything: ["stdio"], filesystem: [files], memory: [] }[row.server]!;
       const pkg = `@modelcontextprotocol/server-${row.server}`;

@@ -177,7 +177,7 @@ async function answerFor(server: string, tool: ToolDef): Promise<string> {
   return renderTool(server, tool, input, output);
 }
 
-/** The tool's JSON definition the answer is weighed against (as bench/tokens.ts does). */
+/** The tool's JSON definition the answer is weighed against (as bench/tokens/ does). */
 function definition(tool: ToolDef): string {
   const { name, description, inputSchema, outputSchema } = tool;
   return JSON.stringify(

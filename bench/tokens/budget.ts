@@ -7,19 +7,21 @@ import { isDeepStrictEqual } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { decode as decodeToon } from "@toon-format/toon";
-import { DEFAULTS } from "../src/config/load.js";
-import { compressResult } from "../src/compression/result.js";
-import { decodeSparse } from "../src/compression/sparse.js";
-import { ResultStore } from "../src/executor/result-store.js";
-import { ResultShaper } from "../src/executor/shape.js";
-import type { ToolResult } from "../src/types.js";
-import { BEFORE_CODE_MODE, BEFORE_DEFS } from "../test/fixtures/meta-tools-before.js";
-import { SHAPES } from "../test/fixtures/results/shapes.js";
-import { definitionTokens, tokens } from "./count.js";
-import { BEFORE_OK, FIXABLE, runFixable, runSlips, SLIPS } from "./first-call.js";
-import type { BenchProxy } from "./proxy.js";
-import { int, percentile, ratio, table } from "./report.js";
-import { resultText } from "./upstreams.js";
+import { DEFAULTS } from "../../src/config/load.js";
+import { compressResult } from "../../src/compression/result.js";
+import { decodeSparse } from "../../src/compression/sparse.js";
+import { Selector } from "../../src/compression/selector.js";
+import { ResultStore } from "../../src/executor/result-store.js";
+import { ResultShaper } from "../../src/executor/shape.js";
+import type { ToolResult } from "../../src/types.js";
+import { BEFORE_CODE_MODE, BEFORE_DEFS } from "../../test/fixtures/meta-tools-before.js";
+import { SHAPES } from "../../test/fixtures/results/shapes.js";
+import { definitionTokens, tokens } from "../count.js";
+import { BEFORE_OK, FIXABLE, runFixable, runSlips, SLIPS } from "../first-call.js";
+import type { BenchProxy } from "../proxy.js";
+import { percentile } from "../lib/stats.js";
+import { int, ratio, table } from "../report.js";
+import { resultText } from "../upstreams.js";
 
 const ROWS = 20_000;
 const BUDGET = DEFAULTS.resultBudget;
@@ -133,10 +135,7 @@ function shapeTimes(raw: ToolResult): { before: number; after: number } {
       f();
       runs.push(performance.now() - t0);
     }
-    return percentile(
-      runs.sort((a, b) => a - b),
-      0.5,
-    );
+    return percentile(runs, 50);
   };
   return {
     before: time(() => compressResult(raw, "auto")),
@@ -166,15 +165,17 @@ async function measureSelect(p: BenchProxy): Promise<SelectRow[]> {
     };
   };
   // A GitHub issue list (40 fields a record) through the same result step, in process.
-  const shaper = new ResultShaper(new ResultStore(), "auto");
+  // ResultShaper.shape is async (select runs in a worker); the selector's threads are closed below.
+  const selector = new Selector();
+  const shaper = new ResultShaper(new ResultStore(), "auto", selector);
   const issues: ToolResult = {
     content: [{ type: "text", text: JSON.stringify(SHAPES.github_issues()) }],
   };
   const issueSelect = "[].{number: number, title: title, state: state, user: user.login}";
-  const shape = (select?: string) =>
+  const shape = async (select?: string) =>
     tokens(
       resultText(
-        shaper.shape(issues, {
+        await shaper.shape(issues, {
           source: "github.list_issues",
           budget: BUDGET,
           caller: "bench",
@@ -182,6 +183,12 @@ async function measureSelect(p: BenchProxy): Promise<SelectRow[]> {
         }),
       ),
     );
+  let issueRow: { without: number; with: number };
+  try {
+    issueRow = { without: await shape(), with: await shape(issueSelect) };
+  } finally {
+    await selector.close();
+  }
   const rows50 = "rows[].{id: id, name: name}";
   const count = "length(rows[?state=='closed'])";
   return [
@@ -198,8 +205,7 @@ async function measureSelect(p: BenchProxy): Promise<SelectRow[]> {
     {
       label: "github issue list (shapes.ts): four fields",
       expression: issueSelect,
-      without: shape(),
-      with: shape(issueSelect),
+      ...issueRow,
     },
   ];
 }
@@ -214,7 +220,6 @@ function render(
   fixes: Awaited<ReturnType<typeof runFixable>>,
 ): Budget {
   const maxPage = Math.max(...f.pages);
-  const sortedPages = [...f.pages].sort((a, b) => a - b);
   const growth = init.map((i) => i.after - i.before);
   const okNow = slips.filter((s) => s.ok).length;
   const okBefore = slips.filter((s) => BEFORE_OK.has(s.shape)).length;
@@ -281,7 +286,7 @@ function render(
         ["before: structuredContent sent too (compact JSON)", int(f.beforeStructured)],
         [`after: answer (notice + first ${int(f.shown)} rows)`, int(f.afterTokens)],
         [`pages to read the rest`, int(f.pages.length)],
-        ["page tokens: median / max", `${int(percentile(sortedPages, 0.5))} / ${int(maxPage)}`],
+        ["page tokens: median / max", `${int(percentile(f.pages, 50))} / ${int(maxPage)}`],
         ["answer + every page, tokens", int(f.pagesTotal)],
         ["answer + pages decode to exactly the rows", f.lossless ? "yes" : "NO"],
         [

@@ -1,32 +1,15 @@
-/**
- * Token economy figures beyond the github corpus: describe answers on six other real servers'
- * recorded catalogs, describe("server") signatures, result encoding per payload shape, and tool
- * search quality and latency. Part of `npm run bench -- tokens`.
- */
-import { isDeepStrictEqual } from "node:util";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { decode as decodeToon, encode as encodeToon } from "@toon-format/toon";
-import { compressResult } from "../src/compression/result.js";
-import { decodeSparse, encodeSparse } from "../src/compression/sparse.js";
-import { ToolIndex } from "../src/registry/search.js";
-import { recordedTools, RECORDED, type Catalog } from "../test/helpers/catalogs.js";
+/** The token economy's markdown and summary rows, against the targets of its issue. */
+import { percentile } from "../lib/stats.js";
+import { int, ratio, table, verdict } from "../report.js";
+import { schemaStats, type SchemaRow } from "./schema.js";
 import {
-  type EvalQuery,
-  type EvalResult,
-  evaluateSearch,
-  indexed,
-  loadNeeds,
-  loadSearchEval,
-  realServers,
-} from "../test/helpers/search-eval.js";
-import { SHAPES } from "../test/fixtures/results/shapes.js";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { definitionTokens, meta, tokens } from "./count.js";
-import type { BenchProxy } from "./proxy.js";
-import { int, percentile, ratio, table, verdict } from "./report.js";
-import { measureSchema, schemaStats, type SchemaRow } from "./schema.js";
-import { ROOT } from "./upstreams.js";
+  OTHERS,
+  factsFloor,
+  type EconomyInput,
+  type SignatureRow,
+  type ShapeRow,
+  type SearchMeasure,
+} from "./economy-measure.js";
 
 /** Targets of the token-economy issue: reported next to the numbers, asserted in npm test. */
 export const ECONOMY_TARGET = {
@@ -46,232 +29,17 @@ export const ECONOMY_TARGET = {
   searchP50Ms: 1,
 } as const;
 
-/** Recorded catalogs other than github, by server name. */
-export const OTHERS = Object.keys(RECORDED).filter((s) => s !== "github");
-
 const SEMI_UNIFORM = new Set(["github_issues", "search_hits", "logs", "mixed_array"]);
-
-export interface EconomyInput {
-  /** A proxy over every upstream of the report (examples, github, the other recorded ones). */
-  proxy: BenchProxy;
-  /** Each server's tools as its upstream lists them. */
-  toolsOf: (server: string) => Tool[];
-  /** Schema rows already measured for the examples and github. */
-  schema: SchemaRow[];
-  /** The example servers and github, in report order. */
-  servers: readonly string[];
-}
 
 export interface Economy {
   summary: string[][];
   markdown: string;
 }
 
-export async function measureEconomy(input: EconomyInput): Promise<Economy> {
-  const others = await measureSchema(input.proxy, OTHERS, input.toolsOf);
-  const signatures = await measureSignatures(
-    input.proxy,
-    [...input.servers, ...OTHERS],
-    input.toolsOf,
-  );
-  const shapes = measureShapes();
-  const search = measureSearch(
-    input.servers.map((s) => ({ server: s, tools: input.toolsOf(s) })),
-    [...input.servers, ...OTHERS].map((s) => ({
-      server: s,
-      tools: input.toolsOf(s),
-    })),
-  );
-  return render(input, others, signatures, shapes, search);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/** The least a lossless answer can cost: every fact as bare words, no structure at all. */
-function factsFloor(tool: Tool): number {
-  const out: string[] = [tool.name, tool.description ?? ""];
-  const seen = new Set<string>();
-  const visit = (n: unknown): void => {
-    if (Array.isArray(n)) return n.forEach(visit);
-    if (typeof n !== "object" || n === null) return;
-    for (const [k, v] of Object.entries(n as Record<string, unknown>)) {
-      if (k === "description" && typeof v === "string") {
-        const d = v.replace(/\s+/g, " ").trim();
-        if (!seen.has(d)) out.push(d);
-        seen.add(d);
-      } else if (k === "enum" && Array.isArray(v))
-        out.push(v.map((x) => JSON.stringify(x)).join("|"));
-      else if (
-        ["const", "default", "pattern", "format"].includes(k) ||
-        /^(min|max|exclusive)/.test(k)
-      )
-        out.push(JSON.stringify(v));
-      else if (k === "type") out.push(Array.isArray(v) ? v.join("|") : String(v));
-      else if (k === "properties" && typeof v === "object" && v !== null)
-        for (const [p, sub] of Object.entries(v as Record<string, unknown>)) {
-          out.push(p);
-          visit(sub);
-        }
-      else if (k !== "$defs" && k !== "definitions") visit(v);
-    }
-  };
-  visit(tool.inputSchema);
-  visit(tool.outputSchema);
-  const def = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
-  const full = tool.outputSchema ? { ...def, outputSchema: tool.outputSchema } : def;
-  return tokens(out.join(" ")) / tokens(JSON.stringify(full));
-}
-
-interface SignatureRow {
-  server: string;
-  tools: number;
-  answerTokens: number;
-  definitionTokens: number;
-}
-
-async function measureSignatures(
-  p: BenchProxy,
-  servers: readonly string[],
-  toolsOf: (s: string) => Tool[],
-): Promise<SignatureRow[]> {
-  const rows: SignatureRow[] = [];
-  for (const server of servers) {
-    const text = await meta(p, "describe", { method: server });
-    rows.push({
-      server,
-      tools: toolsOf(server).length,
-      answerTokens: tokens(text),
-      definitionTokens: definitionTokens(toolsOf(server)),
-    });
-  }
-  return rows;
-}
-
-interface ShapeRow {
-  shape: string;
-  jsonTokens: number;
-  toonTokens: number;
-  mcpxTokens: number;
-  form: string;
-  lossless: boolean;
-}
-
-/** Each shape sent as pretty JSON text through the proxy's result encoder (compressResult). */
-function measureShapes(): ShapeRow[] {
-  return Object.entries(SHAPES).map(([shape, make]) => {
-    const data: unknown = make();
-    const json = JSON.stringify(data);
-    const out = compressResult(
-      { content: [{ type: "text", text: JSON.stringify(data, null, 2) }] },
-      "auto",
-    ).content[0]!.text as string;
-    const form =
-      out === json
-        ? "JSON"
-        : out === encodeSparse(data)
-          ? "sparse table"
-          : out === encodeToon(data)
-            ? "TOON"
-            : "?";
-    const decoded: unknown =
-      form === "JSON"
-        ? JSON.parse(out)
-        : form === "TOON"
-          ? decodeToon(out)
-          : form === "sparse table"
-            ? decodeSparse(out)
-            : undefined;
-    return {
-      shape,
-      jsonTokens: tokens(json),
-      toonTokens: tokens(encodeToon(data)),
-      mcpxTokens: tokens(out),
-      form,
-      lossless: isDeepStrictEqual(decoded, data),
-    };
-  });
-}
-
-interface SearchMeasure {
-  /** bench/search-needs.json over the 13 real servers' recorded catalogs. */
-  needs: { tune: EvalResult; heldBack: EvalResult; tools: number; servers: number };
-  eval: ReturnType<typeof evaluateSearch>;
-  heldOut: ReturnType<typeof evaluateSearch>;
-  evalTools: number;
-  heldOutTools: number;
-  scale: { tools: number; buildMs: number; p50: number; p90: number; max: number; queries: number };
-}
-
-function loadHeldOut(): EvalQuery[] {
-  const file = path.join(ROOT, "bench/search-heldout.json");
-  return (JSON.parse(readFileSync(file, "utf8")) as { queries: EvalQuery[] }).queries;
-}
-
-function measureSearch(evalCatalogs: Catalog[], allCatalogs: Catalog[]): SearchMeasure {
-  const queries = loadSearchEval();
-  const heldOut = loadHeldOut();
-  const evalResult = evaluateSearch(new ToolIndex(indexed(evalCatalogs)), queries);
-  const real = realServers();
-  const realIndex = new ToolIndex(real);
-  const { tune, heldBack: held } = loadNeeds();
-  const needs = {
-    tune: evaluateSearch(realIndex, tune),
-    heldBack: evaluateSearch(realIndex, held),
-    tools: real.reduce((n, s) => n + s.tools.length, 0),
-    servers: real.length,
-  };
-  const heldOutResult = evaluateSearch(new ToolIndex(indexed(allCatalogs)), heldOut);
-
-  // 1,000 tools: every catalog, then copies of the recorded ones under other server names.
-  const big: Catalog[] = [
-    ...allCatalogs,
-    ...real.map((s) => ({ server: `${s.name}-real`, tools: [...s.tools] })),
-  ];
-  let count = big.reduce((n, c) => n + c.tools.length, 0);
-  for (let copy = 2; count < 1000; copy++) {
-    for (const dir of Object.values(RECORDED)) {
-      if (count >= 1000) break;
-      const tools = recordedTools(dir).slice(0, 1000 - count);
-      big.push({ server: `${dir}-${copy}`, tools });
-      count += tools.length;
-    }
-  }
-  const t0 = performance.now();
-  const index = new ToolIndex(indexed(big));
-  const buildMs = performance.now() - t0;
-  const times: number[] = [];
-  const all = [...queries, ...heldOut, ...tune, ...held];
-  for (let round = 0; round < 5; round++) {
-    for (const q of all) {
-      const start = performance.now();
-      index.search(q.query, 10);
-      times.push(performance.now() - start);
-    }
-  }
-  times.sort((a, b) => a - b);
-  return {
-    needs,
-    eval: evalResult,
-    heldOut: heldOutResult,
-    evalTools: evalCatalogs.reduce((n, c) => n + c.tools.length, 0),
-    heldOutTools: allCatalogs.reduce((n, c) => n + c.tools.length, 0),
-    scale: {
-      tools: count,
-      buildMs,
-      p50: percentile(times, 0.5),
-      p90: percentile(times, 0.9),
-      max: times.at(-1) ?? Number.NaN,
-      queries: times.length,
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-
 const f3 = (x: number) => x.toFixed(3);
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
-function render(
+export function renderEconomy(
   input: EconomyInput,
   others: SchemaRow[],
   signatures: SignatureRow[],
@@ -385,8 +153,8 @@ function render(
       f3(st.median),
       f3(st.p90),
       f3(st.max),
-      f3(percentile(floor, 0.5)),
-      f3(percentile(floor, 0.9)),
+      f3(percentile(floor, 50)),
+      f3(percentile(floor, 90)),
       st.typescript === st.tools ? "all" : `${st.typescript}`,
     ];
   };

@@ -3,10 +3,10 @@
  * definition, per tool, and the statistics the report prints.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { tidyText } from "../src/compression/text.js";
-import { apiForm, meta, tokens } from "./count.js";
-import type { BenchProxy } from "./proxy.js";
-import { percentile } from "./report.js";
+import { tidyText } from "../../src/compression/text.js";
+import { apiForm, meta, tokens } from "../count.js";
+import type { BenchProxy } from "../proxy.js";
+import { percentile, stats } from "../lib/stats.js";
 
 export interface SchemaRow {
   ref: string;
@@ -103,12 +103,12 @@ export async function measureSchema(
 }
 
 export function schemaStats(rows: readonly SchemaRow[]) {
-  const sorted = rows.map((r) => r.ratio).sort((x, y) => x - y);
+  const ratios = stats(rows.map((r) => r.ratio));
   return {
     tools: rows.length,
-    median: percentile(sorted, 0.5),
-    p90: percentile(sorted, 0.9),
-    max: sorted.at(-1) ?? Number.NaN,
+    median: ratios.p50,
+    p90: ratios.p90,
+    max: ratios.max,
     above: rows.filter((r) => r.ratio > 1).length,
     typescript: rows.filter((r) => r.typescript).length,
     defTokens: rows.reduce((s, r) => s + r.defTokens, 0),
@@ -123,15 +123,15 @@ export function schemaStats(rows: readonly SchemaRow[]) {
     withOutput: rows.filter((r) => r.outputTokens > 0).length,
     /** Median of the ratio with the output schema left out of the answer. */
     medianNoOutput: percentile(
-      rows.map((r) => (r.describeTokens - r.outputTokens) / r.apiTokens).sort((x, y) => x - y),
-      0.5,
+      rows.map((r) => (r.describeTokens - r.outputTokens) / r.apiTokens),
+      50,
     ),
     /** Max of (answer without its output schema) / API form: the other like-for-like pairing. */
     maxNoOutput: Math.max(...rows.map((r) => (r.describeTokens - r.outputTokens) / r.apiTokens)),
     /** Median of input schema as rendered / input schema as JSON. */
     medianInput: percentile(
-      rows.map((r) => r.inputTokens / r.inputJsonTokens).sort((x, y) => x - y),
-      0.5,
+      rows.map((r) => r.inputTokens / r.inputJsonTokens),
+      50,
     ),
   };
 }
