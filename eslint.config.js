@@ -73,9 +73,14 @@ const LAYERS = [
   { files: ["src/upstream/**/*.ts"], forbid: [...ABOVE_REGISTRY, "registry"], sdk: "upstream" },
   // Bearer tokens, Host and Origin checks, throttling: shared by server/http.ts and the dashboard.
   { files: ["src/auth/**/*.ts"], forbid: ABOVE_CONFIG.filter((n) => n !== "auth") },
+  // The --daemon shim and what the daemon's socket shares with it: Node built-ins and leaves only
+  // (the shim must load no SDK, proxy or config code: test/integration/daemon.test.ts).
+  { files: ["src/daemon/**/*.ts"], forbid: [...ABOVE_CONFIG, "config", "logfile.js"] },
   { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: ABOVE_CONFIG },
   {
-    files: ["src/{errors,json,logger,types,version,limits,ring,clock,fair-queue,worker-entry}.ts"],
+    files: [
+      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry}.ts",
+    ],
     forbid: [...ABOVE_CONFIG, "config", "logfile.js"],
   },
 ];

@@ -12,6 +12,7 @@ import type { BenchSection } from "./report.js";
 import { runDashboardBench } from "./dashboard.js";
 import { commandLine } from "./lib/processes.js";
 import { runCodeModeBench } from "./codemode.js";
+import { runDaemonBench } from "./daemon.js";
 import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency/index.js";
 import { runSandboxBench } from "./sandbox.js";
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   speed: runSpeedBench,
   eras: runErasBench,
   startup: runStartupBench,
+  daemon: runDaemonBench,
   memory: runMemoryBench,
   sandbox: runSandboxBench,
   dashboard: runDashboardBench,

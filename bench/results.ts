@@ -18,6 +18,7 @@ const ORDER = [
   "speed",
   "eras",
   "startup",
+  "daemon",
   "memory",
   "sandbox",
   "dashboard",

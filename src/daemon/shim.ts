@@ -8,7 +8,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import type { ServeOptions } from "../cli.js";
 import { VERSION } from "../version.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
 import { LineReader, type ControlAnswer, type ControlRequest } from "./wire.js";
@@ -19,6 +18,17 @@ const POLL_MS = 25;
 /** Ids of the requests the shim itself sends when it replays a client's state. */
 const OWN_ID = "mcpx-shim:";
 
+/** What the shim takes from the command line (src/cli.ts `ShimOptions` has it). */
+export interface ShimOptions {
+  config: string;
+  caller?: string;
+  daemonIdleMs: number;
+  logLevel: string;
+  format?: string;
+  project?: string;
+  untrusted: boolean;
+}
+
 interface Attached {
   socket: net.Socket;
   answer: Extract<ControlAnswer, { mcpx: "attached" }>;
@@ -26,7 +36,7 @@ interface Attached {
   rest: string;
 }
 
-export async function runShim(options: ServeOptions): Promise<number> {
+export async function runShim(options: ShimOptions): Promise<number> {
   let paths: DaemonPaths;
   try {
     paths = daemonPaths(options.config);
@@ -55,7 +65,7 @@ class Relay {
 
   constructor(
     private readonly paths: DaemonPaths,
-    private readonly options: ServeOptions,
+    private readonly options: ShimOptions,
   ) {}
 
   async run(): Promise<number> {
@@ -183,7 +193,7 @@ function parse(line: string): Record<string, unknown> | undefined {
 }
 
 /** Attach to the running daemon, or start one (one shim at a time: the lock) and attach. */
-async function attachOrStart(paths: DaemonPaths, options: ServeOptions): Promise<Attached> {
+async function attachOrStart(paths: DaemonPaths, options: ShimOptions): Promise<Attached> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   let started: ReturnType<typeof startDaemon> | undefined;
   for (;;) {
@@ -310,7 +320,7 @@ function tail(log: string): string {
 }
 
 /** Start `mcpx daemon run <config>` detached, its stderr to the log (0600). */
-function startDaemon(paths: DaemonPaths, options: ServeOptions): { exited?: string } {
+function startDaemon(paths: DaemonPaths, options: ShimOptions): { exited?: string } {
   const log = openSync(paths.log, "a", 0o600);
   const args = [
     process.argv[1] ?? "",
