@@ -90,7 +90,11 @@ export async function runDaemonBench(): Promise<BenchSection> {
     config,
     JSON.stringify({
       mcpServers: {
-        everything: npmServer("@modelcontextprotocol/server-everything", ["stdio"]),
+        // Every client calls it: one `client` session each, more than the default maxSessions (8).
+        everything: {
+          ...npmServer("@modelcontextprotocol/server-everything", ["stdio"]),
+          maxSessions: 16,
+        },
         filesystem: npmServer("@modelcontextprotocol/server-filesystem", [dir]),
         memory: npmServer("@modelcontextprotocol/server-memory", [], {
           MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),

@@ -97,8 +97,10 @@ describe.each(ERAS)("faults, %s client", (era) => {
     const r = await hanging;
     expect(r.isError).toBe(true);
     expect(text(r)).toContain('Server "f" did not answer hang within 500 ms');
+    // Its process is killed; a background look for tools' needs (capability-tools.ts) may have
+    // come and gone meanwhile, so the count may also end below where it was.
     await eventually(
-      () => descendants(proxy!.pid).length === before,
+      () => theCall.some((p) => !isAlive(p)) && descendants(proxy!.pid).length <= before,
       10_000,
       "the hung session to be killed",
     );

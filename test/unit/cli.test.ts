@@ -37,7 +37,29 @@ describe("mcpx <config> (serve)", () => {
       allowedHosts: [],
       logLevel: "info",
       untrusted: false,
+      daemon: false,
+      daemonIdleMs: 600_000,
     });
+  });
+
+  it("--daemon: the shim of the shared daemon, for stdio only; --daemon-idle in ms", () => {
+    expect(serve(["./mcpx.json", "--daemon", "--daemon-idle", "1000"])).toMatchObject({
+      daemon: true,
+      daemonIdleMs: 1000,
+    });
+    expect(usageError(["./mcpx.json", "--daemon", "--port", "3000"]).message).toContain(
+      "--daemon is for stdio",
+    );
+    expect(usageError(["./mcpx.json", "--daemon-idle", "soon"]).message).toContain(
+      "--daemon-idle must be a whole number",
+    );
+    expect(parseCommandLine(["daemon", "status", "./mcpx.json"])).toMatchObject({
+      command: "daemon",
+      options: { action: "status", serve: { config: "./mcpx.json", daemonRun: false } },
+    });
+    expect(usageError(["daemon", "restart", "./mcpx.json"]).message).toContain(
+      'unknown daemon action "restart"',
+    );
   });
 
   it("needs a config file, and says how to give one", () => {
@@ -199,7 +221,10 @@ describe("subcommands", () => {
   it("install / uninstall: a known client, a scope, --file, --dry-run", () => {
     expect(parsed(["install", "cursor"])).toEqual({
       command: "install",
-      options: { client: "cursor", scope: "user", dryRun: false },
+      options: { client: "cursor", scope: "user", dryRun: false, daemon: true },
+    });
+    expect(parsed(["install", "cursor", "--no-daemon"])).toMatchObject({
+      options: { daemon: false },
     });
     expect(
       parsed(["install", "vscode", "--scope", "project", "--config", "m.json", "--dry-run"]),
