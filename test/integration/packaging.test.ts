@@ -168,7 +168,13 @@ describe("the packed tarball, installed into an empty folder", () => {
     const ws = workspace();
     const file = ws.place("claude_desktop_config.json");
     const original = readFileSync(file);
-    const env = { ...process.env, ...fixtureEnv(), HOME: ws.home };
+    // The entry attaches to a shared daemon (--daemon): its socket in this test's own folder.
+    const env = {
+      ...process.env,
+      ...fixtureEnv(),
+      HOME: ws.home,
+      XDG_RUNTIME_DIR: tempDir("mcpx-xdg-run-"),
+    };
     await run(bin, ["install", "claude-desktop"], ws.dir, 30_000, env);
     const entry = (
       JSON.parse(readFileSync(file, "utf8")) as {
@@ -194,6 +200,14 @@ describe("the packed tarball, installed into an empty folder", () => {
     } finally {
       await client.close();
     }
+    // Stop the daemon the entry started (it would outlive the test by its idle time).
+    expect(entry.args.at(-1)).toBe("--daemon");
+    const config = entry.args[1]!;
+    const status = await run(bin, ["daemon", "status", config], ws.dir, 30_000, env);
+    const daemon = Number(/pid (\d+)/.exec(status.stdout)?.[1]);
+    expect(daemon).toBeGreaterThan(0);
+    await run(bin, ["daemon", "stop", config], ws.dir, 30_000, env);
+    await eventually(() => !isAlive(daemon), 15_000, "the installed daemon to exit");
     await run(bin, ["uninstall", "claude-desktop"], ws.dir, 30_000, env);
     expect(readFileSync(file)).toEqual(original);
   });
