@@ -20,7 +20,8 @@ import { percentile } from "./lib/stats.js";
 import { table, type BenchSection } from "./report.js";
 import { npmServer, ROOT } from "./upstreams.js";
 
-const MCPX = path.join(ROOT, "dist/index.js");
+/** The package's bin, what `install` writes into a client's file. */
+const MCPX = path.join(ROOT, "dist/mcpx.cjs");
 const RUNS = 10;
 const CLIENTS = 10;
 /** Quiet time before memory is read. */

@@ -28,7 +28,14 @@ async function main(): Promise<number | undefined> {
       if (invocation.options.daemon) {
         return (await import("./daemon/shim.js")).runShim(invocation.options);
       }
-      return (await import("./commands/serve.js")).serve(invocation.options);
+      {
+        // A stdio client gets its `initialize` answered while the proxy loads.
+        const stdio = invocation.options.port === undefined && !invocation.options.daemonRun;
+        const early = stdio ? (await import("./server/early.js")).earlyStdio() : undefined;
+        const code = await (await import("./commands/serve.js")).serve(invocation.options, early);
+        if (code !== undefined) early?.stop();
+        return code;
+      }
     case "daemon":
       return (await import("./commands/daemon.js")).daemon(invocation.options);
     case "import":

@@ -134,7 +134,7 @@ export function defaultMcpxConfig(t: ClientTarget, project: string, env = proces
 export function mcpxCommand(): { command: string; script: string } {
   return {
     command: process.execPath,
-    script: fileURLToPath(new URL("../index.js", import.meta.url)),
+    script: fileURLToPath(new URL("../mcpx.cjs", import.meta.url)),
   };
 }
 

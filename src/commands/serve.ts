@@ -13,6 +13,7 @@ import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
 import { exposure } from "../auth/http-security.js";
+import type { EarlyStdio } from "../server/early.js";
 import { serveStdio } from "../server/stdio.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
 
@@ -21,7 +22,7 @@ import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
  * down in a fixed order. Resolves with an exit code when it cannot start, else undefined (the
  * process then lives until a signal or the end of stdin).
  */
-export async function serve(cli: ServeOptions): Promise<number | undefined> {
+export async function serve(cli: ServeOptions, early?: EarlyStdio): Promise<number | undefined> {
   const config = await readConfig(cli);
   if (typeof config === "number") return config;
   const { logger, logFile } = buildLogger(cli, config);
@@ -38,7 +39,7 @@ export async function serve(cli: ServeOptions): Promise<number | undefined> {
   // Serve first: `initialize` never waits for an upstream, and over stdio the upstreams start
   // once it is answered. Servers still starting show as such in the catalog (after the bounded
   // first look, `startupWait`) and arrive through notifications/tools/list_changed; a call waits.
-  const serving = await start(cli, proxy, logger, (why) => void lifecycle.shutdown(why));
+  const serving = await start(cli, proxy, logger, (why) => void lifecycle.shutdown(why), early);
   lifecycle.stopServing = serving.stop;
   lifecycle.watcher = watch(cli, proxy, logger);
   await serving.headStart;
@@ -174,13 +175,16 @@ async function start(
   proxy: Proxy,
   logger: Logger,
   shutdown: (why: string) => void,
+  early: EarlyStdio | undefined,
 ): Promise<Serving> {
   if (cli.daemonRun) return startDaemon(cli, proxy, logger, shutdown);
   if (cli.port === undefined) {
     guardStdout();
-    const stdio = serveStdio(proxy.context, {
-      ...(cli.caller !== undefined && { caller: cli.caller }),
-    });
+    const stdio = serveStdio(
+      proxy.context,
+      { ...(cli.caller !== undefined && { caller: cli.caller }) },
+      early,
+    );
     void stdio.ended.then(() => shutdown("stdin closed"));
     logger.info("serving MCP on stdio");
     let timer: NodeJS.Timeout | undefined;

@@ -18,6 +18,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
 import type { CatalogView } from "../registry/view.js";
+import { DOWNSTREAM_CAPABILITIES } from "./early.js";
 import { VERSION } from "../version.js";
 import type { MetaTool, ProxyContext, RequestContext, SessionMemory } from "./context.js";
 import type { Era } from "../types.js";
@@ -119,13 +120,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
   const server = new Server(
     { name: "mcpx", version: VERSION },
     {
-      capabilities: {
-        tools: { listChanged: true },
-        prompts: { listChanged: true },
-        resources: { subscribe: true, listChanged: true },
-        completions: {},
-        logging: {},
-      },
+      capabilities: DOWNSTREAM_CAPABILITIES,
       // A 2026-07-28 retry names its waiting call in a signed state (pending.ts).
       requestState: { verify: ctx.pending.verify },
     },

@@ -10,6 +10,7 @@ import {
   StdioServerTransport,
 } from "@modelcontextprotocol/server/stdio";
 import { errorMessage } from "../errors.js";
+import type { EarlyStdio } from "./early.js";
 import { ClientSubscriptions } from "./client-subscriptions.js";
 import type { ProxyContext, SessionMemory } from "./context.js";
 import {
@@ -156,13 +157,21 @@ function cancelledId(message: JSONRPCMessage): string | number | undefined {
  * Serve MCP on this process's stdin/stdout. stdout carries JSON-RPC only. The caller is
  * `options.caller` (`--caller`), else the client's clientInfo.name, else "default".
  */
-export function serveStdio(ctx: ProxyContext, options: ConnectionOptions = {}): StdioHandle {
+export function serveStdio(
+  ctx: ProxyContext,
+  options: ConnectionOptions = {},
+  early?: EarlyStdio,
+): StdioHandle {
   // The client leaving is our cue to shut down.
+  const stdin = early?.input ?? process.stdin;
   const ended = new Promise<void>((resolve) => {
-    process.stdin.once("end", resolve);
-    process.stdin.once("close", resolve);
+    stdin.once("end", resolve);
+    stdin.once("close", resolve);
   });
-  const transport = new StdioServerTransport();
+  // With an early answer to initialize (src/server/early.ts), the client's lines come through it.
+  const transport = early
+    ? new StdioServerTransport(early.input, early.output)
+    : new StdioServerTransport();
   let first = true;
   let firstSent!: () => void;
   const answered = new Promise<void>((resolve) => (firstSent = resolve));
@@ -177,5 +186,10 @@ export function serveStdio(ctx: ProxyContext, options: ConnectionOptions = {}): 
     }
   };
   const served = serveConnection(ctx, transport, options);
-  return { ended, answered, close: () => served.close() };
+  if (early) void early.answered.then(() => ctx.logger.debug("stdio: initialize answered early"));
+  return {
+    ended,
+    answered: early ? Promise.race([early.answered, answered]) : answered,
+    close: () => served.close(),
+  };
 }

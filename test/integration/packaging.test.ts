@@ -182,7 +182,7 @@ describe("the packed tarball, installed into an empty folder", () => {
       }
     ).mcpServers.mcpx!;
     // The entry names the installed copy, not the clone it was packed from.
-    expect(entry.args[0]).toBe(path.join(pkg, "dist/index.js"));
+    expect(entry.args[0]).toBe(path.join(pkg, "dist/mcpx.cjs"));
     const transport = new StdioClientTransport({
       command: entry.command,
       args: entry.args,

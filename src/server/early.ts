@@ -1,0 +1,162 @@
+/**
+ * The early answer to a stdio client's `initialize`: written within milliseconds of spawn, while
+ * the SDK, the config and the proxy still load (~0.4 s of module loading on a quiet machine).
+ * Node built-ins only (test/integration/lazy-modules.test.ts). Every line still reaches the real
+ * server in order, the `initialize` included, so its state is exactly as if it had answered; its
+ * own answer to that request is dropped. The answer is the one the SDK server gives
+ * (test/integration/early-initialize.test.ts compares them for every protocol version); anything
+ * that is not a plain 2025-era `initialize` as the first message is left to the real server.
+ */
+import { PassThrough, Writable } from "node:stream";
+import { VERSION } from "../version.js";
+
+/** What mcpx declares to every client (src/server/mcp-server.ts builds its server with it). */
+export const DOWNSTREAM_CAPABILITIES = {
+  tools: { listChanged: true },
+  prompts: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  completions: {},
+  logging: {},
+};
+
+/**
+ * The 2025-era revisions the SDK server negotiates through `initialize`, newest first (its
+ * `legacyProtocolVersions(SUPPORTED_PROTOCOL_VERSIONS)`; the test fails when the SDK's differ).
+ */
+export const EARLY_PROTOCOL_VERSIONS: readonly string[] = [
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+  "2024-11-05",
+  "2024-10-07",
+];
+
+export interface EarlyStdio {
+  /** What the real transport reads: every client line, in order. */
+  readonly input: PassThrough;
+  /** What the real transport writes to: stdout, minus its answer to an early-answered request. */
+  readonly output: Writable;
+  /** Resolves once an early answer was written (never, when the first message did not allow one). */
+  readonly answered: Promise<void>;
+  /** Stop reading stdin (mcpx exits without serving: a bad config). */
+  stop(): void;
+}
+
+/** The result of `initialize` for a request's params; undefined when the SDK must judge them. */
+export function earlyInitializeResult(params: unknown): Record<string, unknown> | undefined {
+  if (typeof params !== "object" || params === null) return undefined;
+  const p = params as Record<string, unknown>;
+  const info = p.clientInfo as Record<string, unknown> | undefined;
+  if (
+    typeof p.protocolVersion !== "string" ||
+    typeof p.capabilities !== "object" ||
+    p.capabilities === null ||
+    Array.isArray(p.capabilities) ||
+    typeof info !== "object" ||
+    info === null ||
+    typeof info.name !== "string" ||
+    typeof info.version !== "string"
+  ) {
+    return undefined;
+  }
+  // A request in the 2026-07-28 envelope is the modern era's: the SDK entry decides.
+  if (p._meta !== undefined) return undefined;
+  const requested = p.protocolVersion;
+  return {
+    protocolVersion: EARLY_PROTOCOL_VERSIONS.includes(requested)
+      ? requested
+      : EARLY_PROTOCOL_VERSIONS[0],
+    capabilities: DOWNSTREAM_CAPABILITIES,
+    serverInfo: { name: "mcpx", version: VERSION },
+  };
+}
+
+/**
+ * Start reading `stdin` now: answer a first plain `initialize` at once, and hand every line to
+ * the transport built later on `input`/`output`.
+ */
+export function earlyStdio(
+  stdin: NodeJS.ReadableStream & { destroy(): void } = process.stdin,
+  stdout: NodeJS.WritableStream = process.stdout,
+): EarlyStdio {
+  const input = new PassThrough();
+  let answeredId: string | number | undefined;
+  let dropped = false;
+  let first = true;
+  let pending = "";
+  let markAnswered!: () => void;
+  const answered = new Promise<void>((resolve) => (markAnswered = resolve));
+
+  const onData = (chunk: Buffer | string) => {
+    if (first) {
+      pending += chunk.toString();
+      const end = pending.indexOf("\n");
+      if (end < 0) return;
+      first = false;
+      const id = answerFirst(pending.slice(0, end));
+      if (id !== undefined) {
+        answeredId = id;
+        markAnswered();
+      }
+      input.write(pending);
+      pending = "";
+      return;
+    }
+    input.write(chunk);
+  };
+
+  const answerFirst = (line: string): string | number | undefined => {
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+    const id = message?.id;
+    if (message?.method !== "initialize" || (typeof id !== "string" && typeof id !== "number"))
+      return undefined;
+    const result = earlyInitializeResult(message.params);
+    if (!result) return undefined;
+    stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, result })}\n`);
+    return id;
+  };
+
+  stdin.on("data", onData);
+  stdin.once("end", () => {
+    if (pending !== "") input.write(pending);
+    input.end();
+  });
+  stdin.once("error", (err: Error) => input.destroy(err));
+
+  // The transport writes one message per call; lines are split anyway, in case it ever batches.
+  let partial = "";
+  const output = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      const text = partial + chunk.toString();
+      const lines = text.split("\n");
+      partial = lines.pop() ?? "";
+      const kept = lines.filter((line) => !isDroppedAnswer(line));
+      if (kept.length === 0) return callback();
+      stdout.write(`${kept.join("\n")}\n`, () => callback());
+    },
+  });
+
+  const isDroppedAnswer = (line: string): boolean => {
+    if (answeredId === undefined || dropped) return false;
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return false;
+    }
+    if (message?.id !== answeredId || message.method !== undefined) return false;
+    dropped = true;
+    return true;
+  };
+
+  const stop = () => {
+    stdin.off("data", onData);
+    stdin.destroy();
+  };
+  return { input, output, answered, stop };
+}
