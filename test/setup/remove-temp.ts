@@ -6,4 +6,6 @@
 import { afterAll } from "vitest";
 import { removeFileTempDirs } from "../helpers/temp.js";
 
-afterAll(removeFileTempDirs);
+// A file that installed mcpx into a temp folder removes a whole node_modules tree: on a busy
+// machine that can take longer than the 30 s hooks get.
+afterAll(removeFileTempDirs, 180_000);
