@@ -337,6 +337,26 @@ export const settingsSchema = z.strictObject({
     .describe(
       "`false` turns the catalog cache off, a folder moves it (default `$XDG_CACHE_HOME/mcpx`, `~/.cache/mcpx`).",
     ),
+  /** Traces (issue 29): where spans go. Off without it unless OTEL_EXPORTER_OTLP_*ENDPOINT is set. */
+  telemetry: z
+    .strictObject({
+      otlp: z
+        .url({
+          protocol: /^https?$/,
+          error:
+            'must be the http(s) URL of an OTLP/HTTP traces endpoint, e.g. "http://localhost:4318/v1/traces"',
+        })
+        .refine((u) => !/^https?:\/\/[^/]*@/.test(u), {
+          error:
+            "must not hold credentials: give the collector's headers in OTEL_EXPORTER_OTLP_HEADERS instead",
+        })
+        .optional()
+        .describe(
+          "OTLP/HTTP traces URL (e.g. `http://localhost:4318/v1/traces`): a span per call and per upstream request. Without it, traces are on only when `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set. See docs/operations.md, Telemetry.",
+        ),
+    })
+    .optional()
+    .describe("Traces: OpenTelemetry over OTLP/HTTP (see docs/operations.md, Telemetry)."),
   /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
   pageSize: z
     .number()
