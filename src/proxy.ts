@@ -115,7 +115,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         "shutdownGraceMs",
         "discoveryTimeoutMs",
         "sessionSecret",
-        "telemetry",
+        "tracing",
       ] as const) {
         if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
           logger.warn(

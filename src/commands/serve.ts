@@ -80,7 +80,7 @@ async function readConfig(cli: ServeOptions): Promise<Config | number> {
  */
 async function loadTelemetry(cli: ServeOptions, proxy: Proxy): Promise<Telemetry | undefined> {
   const env = process.env;
-  const url = proxy.context.config.telemetry?.otlp;
+  const url = proxy.context.config.tracing?.otlp;
   const tracing =
     env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== "true" &&
     env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() !== "none" &&

@@ -135,9 +135,9 @@ export function parseConfig(
       "catalogCache: refused: an untrusted config may not choose folders mcpx writes. Remove it, or run without --untrusted.",
     );
   }
-  if (untrusted && settings?.telemetry) {
+  if (untrusted && settings?.tracing) {
     found.problems.push(
-      "telemetry: refused: an untrusted config may not choose where mcpx sends traces. Remove it, or run without --untrusted.",
+      "tracing: refused: an untrusted config may not choose where mcpx sends traces. Remove it, or run without --untrusted.",
     );
   }
   const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
@@ -166,7 +166,7 @@ export function parseConfig(
     ...(untrusted && { trust: "untrusted" as const }),
     ...(options.format && { format: options.format }),
     ...(sessionSecret !== undefined && { sessionSecret }),
-    ...(settings.telemetry?.otlp !== undefined && { telemetry: { otlp: settings.telemetry.otlp } }),
+    ...(settings.tracing?.otlp !== undefined && { tracing: { otlp: settings.tracing.otlp } }),
     ...(settings.catalogCache === false && { catalogCache: false as const }),
     ...(typeof settings.catalogCache === "string" && {
       catalogCache: path.resolve(path.dirname(file), expandHome(settings.catalogCache)),

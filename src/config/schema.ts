@@ -338,7 +338,7 @@ export const settingsSchema = z.strictObject({
       "`false` turns the catalog cache off, a folder moves it (default `$XDG_CACHE_HOME/mcpx`, `~/.cache/mcpx`).",
     ),
   /** Traces (issue 29): where spans go. Off without it unless OTEL_EXPORTER_OTLP_*ENDPOINT is set. */
-  telemetry: z
+  tracing: z
     .strictObject({
       otlp: z
         .url({
@@ -356,7 +356,9 @@ export const settingsSchema = z.strictObject({
         ),
     })
     .optional()
-    .describe("Traces: OpenTelemetry over OTLP/HTTP (see docs/operations.md, Telemetry)."),
+    .describe(
+      "Traces: OpenTelemetry over OTLP/HTTP (see docs/operations.md, Telemetry). (Not `telemetry`: that key marks a file as Gemini CLI settings.)",
+    ),
   /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
   pageSize: z
     .number()

@@ -162,7 +162,7 @@ export interface Config {
    */
   catalogCache?: false | string;
   /** Traces: the OTLP/HTTP traces URL the config names (the OTEL_* variables also turn them on). */
-  telemetry?: { otlp?: string };
+  tracing?: { otlp?: string };
   /**
    * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
    * derived from the config's content.

@@ -41,6 +41,9 @@ export function startTelemetry(ctx: ProxyContext, options: TelemetryOptions): Te
   if (options.tracing) {
     tracing = createTracing(options.tracing);
     ctx.executor.tracer = tracing.tracer;
+    ctx.logger.info(
+      `traces on: OTLP/HTTP to ${options.tracing.url ?? "the OTEL_EXPORTER_OTLP_* endpoint"}`,
+    );
   }
   const mount = (app: Express, tokens: TokenTable) => {
     if (!metrics) return;

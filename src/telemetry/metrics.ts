@@ -4,13 +4,7 @@
  * status, sessions, catalogs and token economy are read from the registry when scraped. Nothing
  * on the call path waits for them: a listener does a few map updates and returns.
  */
-import {
-  collectDefaultMetrics,
-  Counter,
-  Gauge,
-  Histogram,
-  Registry as PromRegistry,
-} from "prom-client";
+import { Counter, Gauge, Histogram, Registry as PromRegistry } from "prom-client";
 import type { TokenEconomy } from "../dashboard/economy.js";
 import type { CallEnded } from "../executor/events.js";
 import type { ServerStatus } from "../registry/types.js";
@@ -32,7 +26,6 @@ export class ProxyMetrics {
     economy: TokenEconomy,
   ) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: "mcpx_" });
     const calls = new Counter({
       name: "mcpx_calls_total",
       help: "Tool calls (a script's inner calls included), by server, tool and outcome.",
