@@ -341,14 +341,10 @@ export const settingsSchema = z.strictObject({
   tracing: z
     .strictObject({
       otlp: z
-        .url({
-          protocol: /^https?$/,
+        .string()
+        .refine(isPlainHttpUrl, {
           error:
-            'must be the http(s) URL of an OTLP/HTTP traces endpoint, e.g. "http://localhost:4318/v1/traces"',
-        })
-        .refine((u) => !/^https?:\/\/[^/]*@/.test(u), {
-          error:
-            "must not hold credentials: give the collector's headers in OTEL_EXPORTER_OTLP_HEADERS instead",
+            'must be the http(s) URL of an OTLP/HTTP traces endpoint without credentials, e.g. "http://localhost:4318/v1/traces" (give the collector\'s headers in OTEL_EXPORTER_OTLP_HEADERS)',
         })
         .optional()
         .describe(
@@ -397,6 +393,13 @@ export const settingsSchema = z.strictObject({
     ),
 });
 export type Settings = z.infer<typeof settingsSchema>;
+
+/** An http(s) URL with no user or password in it. */
+function isPlainHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === "http:" || url.protocol === "https:") && !url.username && !url.password;
+}
 
 /** Keys of ours at the top level. */
 export const TOP_KEYS = Object.keys(settingsSchema.shape);
