@@ -8,9 +8,12 @@ import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import getPort from "get-port";
 import {
+  fixtureServer,
   newClient,
   startHttp,
+  startStdio,
   startHttpFixture,
   stop,
   text,
@@ -192,5 +195,63 @@ describe("metrics", () => {
     const through = /mcpx_definition_tokens\{profile="default",path="mcpx"\} (\d+)/.exec(body);
     expect(Number(direct?.[1])).toBeGreaterThan(0);
     expect(Number(through?.[1])).toBeGreaterThan(0);
+  });
+});
+
+describe("metrics access", () => {
+  const TOKEN_CI = "metrics-token-of-ci-0001";
+  const TOKEN_OPS = "metrics-token-of-ops-002";
+
+  it("under auth: 401 without a token; a token holder gets only its profile's servers", async () => {
+    const config = writeConfig({
+      mcpServers: { alpha: fixtureServer("modern.mjs"), beta: fixtureServer("modern.mjs") },
+      auth: { tokens: { [TOKEN_CI]: "ci", [TOKEN_OPS]: "ops" } },
+      profiles: { default: { servers: ["*"] }, ci: { servers: ["alpha"] } },
+      callers: { ci: "ci" },
+    });
+    const mcpx = await startHttp(config, [], { Authorization: `Bearer ${TOKEN_OPS}` });
+    cleanup.push(() => mcpx.close());
+    for (const server of ["alpha", "beta"]) {
+      await mcpx.client.callTool({
+        name: "call",
+        arguments: { method: `${server}.echo`, arguments: { message: "m" } },
+      });
+    }
+    const url = new URL("/metrics", mcpx.url);
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(url, { headers: { Authorization: "Bearer wrong" } })).status).toBe(401);
+    const scrape = async (token: string) => {
+      const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const ops = await scrape(TOKEN_OPS);
+    promtool(ops);
+    expect(ops).toContain('mcpx_calls_total{server="alpha",tool="echo",outcome="ok"} 1');
+    expect(ops).toContain('mcpx_calls_total{server="beta",tool="echo",outcome="ok"} 1');
+    const ci = await scrape(TOKEN_CI);
+    promtool(ci);
+    expect(ci).toContain('mcpx_calls_total{server="alpha",tool="echo",outcome="ok"} 1');
+    expect(ci).not.toContain('server="beta"');
+    // Tokens never show in what mcpx serves or logs.
+    expect(ops + ci + mcpx.stderr()).not.toContain(TOKEN_CI);
+    expect(ops + ci + mcpx.stderr()).not.toContain(TOKEN_OPS);
+  });
+
+  it("over stdio: served on 127.0.0.1 with --metrics-port (without it, nothing loads: lazy-modules)", async () => {
+    const port = await getPort({ host: "127.0.0.1" });
+    const config = writeConfig({ mcpServers: { alpha: fixtureServer("modern.mjs") } });
+    const mcpx = await startStdio(config, ["--metrics-port", String(port)]);
+    cleanup.push(() => mcpx.close());
+    await mcpx.client.callTool({
+      name: "call",
+      arguments: { method: "alpha.echo", arguments: { message: "m" } },
+    });
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    promtool(body);
+    expect(body).toContain('mcpx_calls_total{server="alpha",tool="echo",outcome="ok"} 1');
+    expect(mcpx.stderr()).toContain(`metrics on http://127.0.0.1:${port}/metrics`);
   });
 });
