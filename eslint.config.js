@@ -19,7 +19,7 @@ function target(name) {
 }
 
 /*
- * The layers of src/, top to bottom: index → commands → cli → proxy → dashboard → server →
+ * The layers of src/, top to bottom: index → commands → cli → proxy → telemetry → dashboard → server →
  * executor | health → economy → compression → registry → upstream → config → leaves; auth (bearer
  * tokens, Host and Origin checks) sits on config for the server, the dashboard and serve; the
  * sandbox is a leaf of its own (its block below). Each layer lists what it may not import:
@@ -27,7 +27,7 @@ function target(name) {
  * dependency-cruiser's (.dependency-cruiser.json, run by `npm run lint`).
  */
 const ENTRY = ["index.js", "cli.js", "cli-help.js", "commands", "proxy.js"];
-const ABOVE_SERVER = [...ENTRY, "dashboard"];
+const ABOVE_SERVER = [...ENTRY, "dashboard", "telemetry"];
 const ABOVE_EXECUTOR = [...ABOVE_SERVER, "server"];
 const ABOVE_REGISTRY = [
   ...ABOVE_EXECUTOR,
@@ -54,7 +54,10 @@ const LAYERS = [
     files: ["src/proxy.ts"],
     forbid: ["index.js", "cli.js", "cli-help.js", "commands", "dashboard"],
   },
-  { files: ["src/dashboard/**/*.ts"], forbid: ENTRY },
+  // Traces and metrics (issue 29): read the proxy through its hooks, mount /metrics beside the
+  // dashboard (whose sign-in rules they share); loaded only when telemetry is on.
+  { files: ["src/telemetry/**/*.ts"], forbid: ENTRY },
+  { files: ["src/dashboard/**/*.ts"], forbid: [...ENTRY, "telemetry"] },
   { files: ["src/server/**/*.ts"], forbid: ABOVE_SERVER, sdk: true },
   { files: ["src/executor/**/*.ts"], forbid: [...ABOVE_EXECUTOR, "health", "economy"] },
   {
@@ -79,7 +82,7 @@ const LAYERS = [
   { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: ABOVE_CONFIG },
   {
     files: [
-      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry}.ts",
+      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry,traceparent}.ts",
     ],
     forbid: [...ABOVE_CONFIG, "config", "logfile.js"],
   },

@@ -15,6 +15,7 @@ import { runCodeModeBench } from "./codemode.js";
 import { runDaemonBench } from "./daemon.js";
 import { runErasBench } from "./eras.js";
 import { runLatencyBench } from "./latency/index.js";
+import { runTracingBench } from "./latency/tracing.js";
 import { runSandboxBench } from "./sandbox.js";
 import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
@@ -26,6 +27,7 @@ import { RESULTS, writeSections } from "./results.js";
 const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   tokens: runTokenBench,
   latency: runLatencyBench,
+  tracing: runTracingBench,
   speed: runSpeedBench,
   eras: runErasBench,
   startup: runStartupBench,

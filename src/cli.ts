@@ -47,6 +47,8 @@ export interface ServeOptions extends SourceOptions {
   daemonIdleMs: number;
   /** Run as the daemon itself: serve the config's Unix socket (`mcpx daemon run`). */
   daemonRun?: boolean;
+  /** stdio: serve Prometheus `/metrics` on this loopback port (`--metrics-port`). */
+  metricsPort?: number;
 }
 
 export type DaemonAction = "run" | "status" | "stop" | "logs";
@@ -182,6 +184,10 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
       "with --port: serve a non-loopback --host without auth (loud warning)",
     )
     .option("--caller <name>", "stdio: the caller (profile) this client is")
+    .option(
+      "--metrics-port <n>",
+      "stdio: serve Prometheus /metrics on 127.0.0.1:N (with --port, /metrics is on that port)",
+    )
     .option(
       "--daemon",
       "stdio: attach to the one shared mcpx of this config (started in the background if none runs)",
@@ -403,6 +409,18 @@ function serveOptions(config: string, o: Record<string, unknown>): ServeOptions 
       );
     }
   }
+  let metricsPort: number | undefined;
+  if (typeof o.metricsPort === "string") {
+    metricsPort = Number(o.metricsPort);
+    if (!/^\d+$/.test(o.metricsPort) || metricsPort > 65535 || port !== undefined) {
+      throw new UsageError(
+        port !== undefined
+          ? "--metrics-port is for stdio: with --port, /metrics is served on that port."
+          : `--metrics-port must be a whole number from 0 to 65535, got "${o.metricsPort}".`,
+        port !== undefined ? "Drop --metrics-port." : "Use e.g. --metrics-port 9464.",
+      );
+    }
+  }
   const caller = typeof o.caller === "string" ? o.caller.trim() : undefined;
   const daemonIdleMs = Number(o.daemonIdle ?? DAEMON_IDLE_MS);
   if (!Number.isInteger(daemonIdleMs) || daemonIdleMs < 0) {
@@ -436,5 +454,6 @@ function serveOptions(config: string, o: Record<string, unknown>): ServeOptions 
     logLevel: o.logLevel as LogLevel,
     daemon: o.daemon === true,
     daemonIdleMs,
+    ...(metricsPort !== undefined && { metricsPort }),
   };
 }

@@ -115,6 +115,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         "shutdownGraceMs",
         "discoveryTimeoutMs",
         "sessionSecret",
+        "tracing",
       ] as const) {
         if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
           logger.warn(

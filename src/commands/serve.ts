@@ -15,6 +15,7 @@ import { defaultCacheDir } from "../registry/catalog-cache.js";
 import { exposure } from "../auth/http-security.js";
 import type { EarlyStdio } from "../server/early.js";
 import { serveStdio } from "../server/stdio.js";
+import type { Telemetry } from "../telemetry/index.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
 
 /**
@@ -35,11 +36,20 @@ export async function serve(cli: ServeOptions, early?: EarlyStdio): Promise<numb
   if (bind) logger.warn(bind.warning);
 
   const proxy = createProxy(config, { logger, ...cacheDir(config) });
+  const telemetry = await loadTelemetry(cli, proxy);
   const lifecycle = installShutdown(proxy, config, logger, logFile);
+  lifecycle.telemetry = telemetry;
   // Serve first: `initialize` never waits for an upstream, and over stdio the upstreams start
   // once it is answered. Servers still starting show as such in the catalog (after the bounded
   // first look, `startupWait`) and arrive through notifications/tools/list_changed; a call waits.
-  const serving = await start(cli, proxy, logger, (why) => void lifecycle.shutdown(why), early);
+  const serving = await start(
+    cli,
+    proxy,
+    logger,
+    telemetry,
+    (why) => void lifecycle.shutdown(why),
+    early,
+  );
   lifecycle.stopServing = serving.stop;
   lifecycle.watcher = watch(cli, proxy, logger);
   await serving.headStart;
@@ -71,6 +81,29 @@ async function readConfig(cli: ServeOptions): Promise<Config | number> {
   }
 }
 
+/**
+ * Traces and metrics, loaded only when on: metrics whenever HTTP is served (`/metrics`) or
+ * `--metrics-port` is given; traces when the config names an OTLP URL or the standard
+ * OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variable is set (and OTEL_SDK_DISABLED is not true).
+ */
+async function loadTelemetry(cli: ServeOptions, proxy: Proxy): Promise<Telemetry | undefined> {
+  const env = process.env;
+  const url = proxy.context.config.tracing?.otlp;
+  const tracing =
+    env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== "true" &&
+    env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() !== "none" &&
+    (url !== undefined ||
+      Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) ||
+      Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()));
+  const metrics = cli.port !== undefined || cli.metricsPort !== undefined;
+  if (!tracing && !metrics) return undefined;
+  const { startTelemetry } = await import("../telemetry/index.js");
+  return startTelemetry(proxy.context, {
+    metrics,
+    ...(tracing && { tracing: url === undefined ? {} : { url } }),
+  });
+}
+
 /** Logs go to stderr, and to the rotating log file when the config names one. */
 function buildLogger(cli: ServeOptions, config: Config): { logger: Logger; logFile?: FileSink } {
   const toStderr = stderrSink();
@@ -100,6 +133,7 @@ interface Lifecycle {
   readonly stopping: boolean;
   stopServing: () => Promise<void>;
   watcher: ConfigWatcher | undefined;
+  telemetry: Telemetry | undefined;
 }
 
 /**
@@ -116,6 +150,7 @@ function installShutdown(
   const lifecycle: Lifecycle = {
     stopServing: async () => {},
     watcher: undefined,
+    telemetry: undefined,
     get stopping() {
       return shuttingDown;
     },
@@ -136,6 +171,8 @@ function installShutdown(
         // 3. Stop health checks and close every upstream (SIGTERM, then SIGKILL per group),
         // including pools a reload is retiring and sessions still starting.
         await proxy.close();
+        // 3b. The last calls' spans are exported; /metrics stops listening to the proxy.
+        await lifecycle.telemetry?.close();
       }
       // 4. The log file's queued lines reach the disk before the exit.
       await logFile?.close();
@@ -174,10 +211,11 @@ async function start(
   cli: ServeOptions,
   proxy: Proxy,
   logger: Logger,
+  telemetry: Telemetry | undefined,
   shutdown: (why: string) => void,
   early: EarlyStdio | undefined,
 ): Promise<Serving> {
-  if (cli.daemonRun) return startDaemon(cli, proxy, logger, shutdown);
+  if (cli.daemonRun) return startDaemon(cli, proxy, logger, telemetry, shutdown);
   if (cli.port === undefined) {
     guardStdout();
     const stdio = serveStdio(
@@ -192,9 +230,21 @@ async function start(
       timer = setTimeout(resolve, STDIO_HEAD_START_MS);
     });
     const headStart = Promise.race([stdio.answered, bound]).finally(() => clearTimeout(timer));
-    return { stop: () => stdio.close(), headStart };
+    const metrics =
+      cli.metricsPort === undefined ? undefined : await telemetry?.listen(cli.metricsPort);
+    if (metrics) logger.info(`metrics on http://127.0.0.1:${metrics.port}/metrics`);
+    return {
+      stop: async () => {
+        await stdio.close();
+        await metrics?.close();
+      },
+      headStart,
+    };
   }
-  return { stop: await startHttp(cli, cli.port, proxy, logger), headStart: Promise.resolve() };
+  return {
+    stop: await startHttp(cli, cli.port, proxy, logger, telemetry),
+    headStart: Promise.resolve(),
+  };
 }
 
 /** Serve streamable HTTP (and the dashboard) on --port; returns how to stop. */
@@ -203,6 +253,7 @@ async function startHttp(
   port: number,
   proxy: Proxy,
   logger: Logger,
+  telemetry: Telemetry | undefined,
 ): Promise<() => Promise<void>> {
   // Express, the dashboard and the HTTP transports load only when serving HTTP: stdio
   // answers `initialize` sooner and idles smaller without them.
@@ -214,7 +265,10 @@ async function startHttp(
     host: cli.host,
     port,
     allowedHosts: cli.allowedHosts,
-    mount: mountDashboard,
+    mount: (app, ctx, auth) => {
+      telemetry?.mount(app, auth.tokens);
+      return mountDashboard(app, ctx, auth);
+    },
   });
   if (http.portChanged) {
     logger.warn(
@@ -233,6 +287,7 @@ async function startDaemon(
   cli: ServeOptions,
   proxy: Proxy,
   logger: Logger,
+  telemetry: Telemetry | undefined,
   shutdown: (why: string) => void,
 ): Promise<Serving> {
   const { serveSocket } = await import("../server/socket.js");
@@ -241,7 +296,8 @@ async function startDaemon(
     idleMs: cli.daemonIdleMs,
     shutdown,
   });
-  const http = cli.port === undefined ? undefined : await startHttp(cli, cli.port, proxy, logger);
+  const http =
+    cli.port === undefined ? undefined : await startHttp(cli, cli.port, proxy, logger, telemetry);
   return {
     stop: async () => {
       await socket.close();

@@ -135,6 +135,11 @@ export function parseConfig(
       "catalogCache: refused: an untrusted config may not choose folders mcpx writes. Remove it, or run without --untrusted.",
     );
   }
+  if (untrusted && settings?.tracing) {
+    found.problems.push(
+      "tracing: refused: an untrusted config may not choose where mcpx sends traces. Remove it, or run without --untrusted.",
+    );
+  }
   const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
 
   if (!settings || found.problems.length > 0) {
@@ -161,6 +166,7 @@ export function parseConfig(
     ...(untrusted && { trust: "untrusted" as const }),
     ...(options.format && { format: options.format }),
     ...(sessionSecret !== undefined && { sessionSecret }),
+    ...(settings.tracing?.otlp !== undefined && { tracing: { otlp: settings.tracing.otlp } }),
     ...(settings.catalogCache === false && { catalogCache: false as const }),
     ...(typeof settings.catalogCache === "string" && {
       catalogCache: path.resolve(path.dirname(file), expandHome(settings.catalogCache)),

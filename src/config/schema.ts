@@ -337,6 +337,24 @@ export const settingsSchema = z.strictObject({
     .describe(
       "`false` turns the catalog cache off, a folder moves it (default `$XDG_CACHE_HOME/mcpx`, `~/.cache/mcpx`).",
     ),
+  /** Traces (issue 29): where spans go. Off without it unless OTEL_EXPORTER_OTLP_*ENDPOINT is set. */
+  tracing: z
+    .strictObject({
+      otlp: z
+        .string()
+        .refine(isPlainHttpUrl, {
+          error:
+            'must be the http(s) URL of an OTLP/HTTP traces endpoint without credentials, e.g. "http://localhost:4318/v1/traces" (give the collector\'s headers in OTEL_EXPORTER_OTLP_HEADERS)',
+        })
+        .optional()
+        .describe(
+          "OTLP/HTTP traces URL (e.g. `http://localhost:4318/v1/traces`): a span per call and per upstream request. Without it, traces are on only when `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set. See docs/operations.md, Telemetry.",
+        ),
+    })
+    .optional()
+    .describe(
+      "Traces: OpenTelemetry over OTLP/HTTP (see docs/operations.md, Telemetry). (Not `telemetry`: that key marks a file as Gemini CLI settings.)",
+    ),
   /** Items per page of the aggregated prompts/list, resources/list and resources/templates/list. */
   pageSize: z
     .number()
@@ -375,6 +393,13 @@ export const settingsSchema = z.strictObject({
     ),
 });
 export type Settings = z.infer<typeof settingsSchema>;
+
+/** An http(s) URL with no user or password in it. */
+function isPlainHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === "http:" || url.protocol === "https:") && !url.username && !url.password;
+}
 
 /** Keys of ours at the top level. */
 export const TOP_KEYS = Object.keys(settingsSchema.shape);

@@ -161,6 +161,8 @@ export interface Config {
    * it, undefined for the default (`$XDG_CACHE_HOME/mcpx`, resolved by the command that serves).
    */
   catalogCache?: false | string;
+  /** Traces: the OTLP/HTTP traces URL the config names (the OTEL_* variables also turn them on). */
+  tracing?: { otlp?: string };
   /**
    * Signs 2025-era HTTP session ids so any replica can serve them (a secret). Absent: a key
    * derived from the config's content.

@@ -6,6 +6,44 @@
 import type { CatalogSource } from "../registry/view.js";
 import type { ClientChannel } from "../upstream/channel.js";
 import type { LogLevel, LogMessage, Progress } from "../upstream/types.js";
+import type { Era } from "../types.js";
+
+/**
+ * Traces (src/telemetry/tracing.ts): the executor opens a span for each downstream call and
+ * for each upstream request it makes, and sends the upstream span's `traceparent` upstream.
+ * Absent unless tracing is on, so calls pay nothing for it otherwise.
+ */
+export interface CallTracer {
+  /** A span under `parent` (a W3C traceparent), or a new trace's root without one. */
+  start(name: string, kind: "server" | "client", parent: string | undefined): CallSpan;
+}
+
+export interface CallSpan {
+  /** This span as a traceparent, for requests it causes. */
+  readonly traceparent: string;
+  /** End it with its attributes: never arguments or result values. */
+  end(attributes: SpanAttributes): void;
+}
+
+export interface SpanAttributes {
+  server?: string;
+  tool?: string;
+  caller?: string;
+  profile?: string;
+  era?: Era;
+  outcome: CallOutcome;
+  /** Estimated tokens of the result as sent, and what its encoding saved. */
+  resultTokens?: number;
+  savedTokens?: number;
+}
+
+/** What a downstream request brings to a trace. */
+export interface TraceInput {
+  /** The client's traceparent (HTTP header or `_meta.traceparent`), normalized. */
+  traceparent?: string;
+  era?: Era;
+  profile?: string;
+}
 
 /** What the downstream request brings to a call: who asks, cancellation and progress. */
 export interface CallContext {
@@ -48,6 +86,10 @@ export interface CallContext {
    * taken while mcpx drains, since the script that makes it was accepted before.
    */
   parentCallId?: string;
+  /** The downstream request's trace inputs (see CallTracer). */
+  trace?: TraceInput;
+  /** The span this call runs under (a script's inner calls: the script's); set by the executor. */
+  span?: CallSpan;
 }
 
 /** What a `call` asks beyond the tool and its arguments. */

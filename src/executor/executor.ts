@@ -16,7 +16,8 @@ import { parseArguments } from "./normalize.js";
 import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
 import { Admission } from "./admission.js";
-import type { CallContext, CallOptions, CallOutcome } from "./context.js";
+import type { CallContext, CallOptions, CallOutcome, CallTracer } from "./context.js";
+import { downstreamSpan, spanAttributes, upstreamSpan } from "./trace.js";
 import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./failures.js";
 import { relayRequest, type RelayEnd } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./result-store.js";
@@ -67,6 +68,8 @@ export class Executor {
   private readonly admission: Admission;
   /** Started and ended calls (caller, tool, duration, outcome; never arguments), for dashboards. */
   readonly events = new CallEvents();
+  /** Set when traces are on (src/telemetry/): spans per call and per upstream request. */
+  tracer: CallTracer | undefined;
 
   constructor(
     registry: Registry,
@@ -93,11 +96,14 @@ export class Executor {
     const started = performance.now();
     const event = this.events.start(ref, ctx.caller ?? "default", ctx.parentId);
     const notes = [...(options.notes ?? [])];
+    const span = downstreamSpan(this.tracer, `call ${ref}`, ctx);
     const { result, outcome, error, target, compression } = await this.admission.track(
       ctx,
-      (signal) => this.run(ref, rawArgs, { ...ctx, signal }, { ...options, notes }),
+      (signal) =>
+        this.run(ref, rawArgs, { ...ctx, signal, ...(span && { span }) }, { ...options, notes }),
     );
     const durationMs = performance.now() - started;
+    span?.end(spanAttributes(ctx, outcome, target ?? parseToolRef(ref), compression));
     this.events.end(event, {
       durationMs,
       outcome,
@@ -136,10 +142,17 @@ export class Executor {
     // The dashboard shows the script as a call and its inner calls under it (parentId).
     const event = this.events.start("script", ctx.caller ?? "default", ctx.parentId);
     const compression: CompressionTally = { blocks: 0, jsonTokens: 0, sentTokens: 0 };
+    // Its inner calls' upstream requests are this span's children.
+    const span = downstreamSpan(this.tracer, "script", ctx);
     const host: ScriptHost = {
       sandbox,
       call: (ref, args, inner) =>
-        this.call(ref, args, { ...inner, ...(event && { parentId: event.id }) }, { raw: true }),
+        this.call(
+          ref,
+          args,
+          { ...inner, ...(event && { parentId: event.id }), ...(span && { span }) },
+          { raw: true },
+        ),
       shape: (result, req) => this.shaper.shape(result, { ...req, compression }),
       budget: options.budget ?? DEFAULTS.resultBudget,
       admission: this.admission,
@@ -161,6 +174,7 @@ export class Executor {
       outcome: end.outcome,
       compression,
     });
+    span?.end(spanAttributes(ctx, end.outcome, { tool: "script" }, compression));
     const { message, fields } = scriptLog(id, ctx.caller ?? "default", end, started);
     this.log.info(message, fields);
     return [...notices].reverse().reduce(prependText, end.result);
@@ -283,9 +297,12 @@ export class Executor {
     const timeoutMs = server.config.timeoutMs;
     const stopLogs = ctx.onLog ? lease.session.onLog(ctx.onLog) : undefined;
     const compression: CompressionTally = { blocks: 0, jsonTokens: 0, sentTokens: 0 };
+    const span = upstreamSpan(this.tracer, server.name, tool.name, ctx);
+    let outcome: CallOutcome = "failed";
     try {
       const result = await lease.session.callTool(tool.name, args, {
         timeoutMs,
+        ...(span && { traceparent: span.traceparent }),
         ...(ctx.signal && { signal: ctx.signal }),
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
@@ -301,11 +318,12 @@ export class Executor {
               ...(select !== undefined && { select }),
               compression,
             }),
-        outcome: result.isError === true ? "isError" : "ok",
+        outcome: (outcome = result.isError === true ? "isError" : "ok"),
         compression,
       };
     } catch (err) {
       if (ctx.signal?.aborted) {
+        outcome = "cancelled";
         const why =
           ctx.signal.reason instanceof Error
             ? ctx.signal.reason.message
@@ -326,6 +344,9 @@ export class Executor {
     } finally {
       stopLogs?.();
       lease.release();
+      span?.end(
+        spanAttributes(ctx, outcome, { server: server.name, tool: tool.name }, compression),
+      );
     }
   }
 

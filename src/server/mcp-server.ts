@@ -34,6 +34,7 @@ import { sessionKey } from "./session-token.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
 import { resourcesTool } from "./tools/resources.js";
+import { clientTraceparent } from "../traceparent.js";
 
 /** MCP logging levels, least severe first. */
 const LEVELS: readonly LoggingLevel[] = [
@@ -209,6 +210,11 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         options.era === "legacy" ? (memory.level ?? DEFAULT_LEGACY_LEVEL) : envelopeLevel(req),
       progressToken: request.params._meta?.progressToken,
     });
+    const traceparent = clientTraceparent(
+      request.params._meta,
+      req.http?.req?.headers.get("traceparent"),
+    );
+    if (traceparent !== undefined) context.traceparent = traceparent;
     const who = {
       era: options.era,
       caller,

@@ -37,7 +37,7 @@ import type {
 import type { RelayHub, SessionAsker } from "./asker.js";
 import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
 import { callRelayed, type CallWire } from "./relayed-call.js";
-import { ProcessTransport } from "./transport.js";
+import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { isRecord } from "../json.js";
 
 /**
@@ -63,6 +63,8 @@ export class SdkSession implements UpstreamSession {
   /** What later connects to the same upstream pass as `prior`. */
   readonly verdict: PriorDiscovery;
   private isClosed = false;
+  /** Remote upstreams: requests run in it carry their traceparent as an HTTP header. */
+  private readonly traceScope: TraceScoped["traceScope"] | undefined;
   private readonly closeHandlers = new Set<() => void>();
   private readonly logHandlers = new Set<(message: LogMessage) => void>();
   private readonly updateHandlers = new Set<(uri: string) => void>();
@@ -80,6 +82,7 @@ export class SdkSession implements UpstreamSession {
       this.era === "modern" && discover ? { kind: "modern", discover } : { kind: "legacy" };
     // A modern server over HTTP keeps nothing per client: each request stands alone.
     this.stateless = this.era === "modern" && transport instanceof StreamableHTTPClientTransport;
+    this.traceScope = "traceScope" in transport ? (transport as TraceScoped).traceScope : undefined;
     const info = client.getServerVersion();
     const instructions = client.getInstructions();
     this.identity = {
@@ -149,7 +152,24 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<ToolResult> {
-    const result = o.client
+    const scope = this.traceScope;
+    const result =
+      o.traceparent !== undefined && scope
+        ? await scope.run(o.traceparent, () => this.requestCall(name, args, o))
+        : await this.requestCall(name, args, o);
+    const content = (result as { content?: unknown }).content;
+    return {
+      ...withoutEnvelope(result),
+      content: Array.isArray(content) ? (content as ToolResult["content"]) : [],
+    };
+  }
+
+  private async requestCall(
+    name: string,
+    args: Record<string, unknown>,
+    o: RequestOptions,
+  ): Promise<Record<string, unknown>> {
+    return o.client
       ? await callRelayed(
           this.asker,
           this.wire(),
@@ -162,11 +182,6 @@ export class SdkSession implements UpstreamSession {
           ResultSchema,
           sdkOptions(o),
         );
-    const content = (result as { content?: unknown }).content;
-    return {
-      ...withoutEnvelope(result),
-      content: Array.isArray(content) ? (content as ToolResult["content"]) : [],
-    };
   }
 
   /** What callRelayed needs of this session's SDK client. */
@@ -200,13 +215,14 @@ export class SdkSession implements UpstreamSession {
     o: RequestOptions,
     channel?: ClientChannel,
   ): Record<string, unknown> {
-    const meta =
-      this.era === "modern"
-        ? {
-            ...(o.logLevel && { [LOG_LEVEL_META_KEY]: o.logLevel }),
-            ...(channel && { [CLIENT_CAPABILITIES_META_KEY]: capabilitiesOf(channel.abilities) }),
-          }
-        : {};
+    const meta = {
+      ...(this.era === "modern" && {
+        ...(o.logLevel && { [LOG_LEVEL_META_KEY]: o.logLevel }),
+        ...(channel && { [CLIENT_CAPABILITIES_META_KEY]: capabilitiesOf(channel.abilities) }),
+      }),
+      // W3C Trace Context in _meta, the key MCP reserves for it: every era, every transport.
+      ...(o.traceparent !== undefined && { traceparent: o.traceparent }),
+    };
     // A raw request with the loose result schema, not client.callTool: a proxy passes results
     // through; it neither strips keys it does not know nor judges them against outputSchema.
     return { name, arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) };

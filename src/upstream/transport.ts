@@ -2,6 +2,7 @@
  * Transport factory: the one place that spawns upstream processes or opens HTTP connections.
  * Imports the SDK (see eslint.config.js).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import {
@@ -302,7 +303,26 @@ export function createRemoteTransport(
     url.username = "";
     url.password = "";
   }
-  const options = { requestInit: { headers }, ...(fetchImpl && { fetch: fetchImpl }) };
-  if (kind === "sse") return new SSEClientTransport(url, options);
-  return new StreamableHTTPClientTransport(url, options);
+  // A request sent inside `traceScope.run(traceparent, …)` carries it as a header too (W3C
+  // Trace Context over HTTP); the session sets it per request (session.ts, callTool).
+  const traceScope = new AsyncLocalStorage<string>();
+  const inner: FetchLike = fetchImpl ?? ((u, init) => fetch(u, init));
+  const traced: FetchLike = (u, init) => {
+    const traceparent = traceScope.getStore();
+    if (traceparent === undefined) return inner(u, init);
+    const withTrace = new Headers(init?.headers);
+    withTrace.set("traceparent", traceparent);
+    return inner(u, { ...init, headers: withTrace });
+  };
+  const options = { requestInit: { headers }, fetch: traced };
+  const transport =
+    kind === "sse"
+      ? new SSEClientTransport(url, options)
+      : new StreamableHTTPClientTransport(url, options);
+  return Object.assign(transport, { traceScope });
+}
+
+/** A remote transport: requests run in its `traceScope` send that traceparent as a header. */
+export interface TraceScoped {
+  readonly traceScope: AsyncLocalStorage<string>;
 }

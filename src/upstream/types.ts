@@ -52,6 +52,11 @@ export interface RequestOptions {
    * while it is being asked.
    */
   client?: ClientChannel;
+  /**
+   * W3C traceparent of the span this request belongs to: sent as `_meta.traceparent`, and as
+   * the `traceparent` header to HTTP upstreams (tools/call).
+   */
+  traceparent?: string;
 }
 
 /** The protocol era an upstream speaks (src/types.ts: one `Era` for both sides). */

@@ -32,6 +32,13 @@ const HTTP_ONLY = [
   /\/dist\/server\/http\.js$/,
 ];
 
+/** Traces and metrics: loaded only when turned on (an OTLP endpoint, HTTP, --metrics-port). */
+const TELEMETRY = [
+  /\/node_modules\/prom-client\//,
+  /\/node_modules\/@opentelemetry\//,
+  /\/dist\/telemetry\//,
+];
+
 function traced(file: string): string[] {
   return readFileSync(file, "utf8").split("\n").filter(Boolean);
 }
@@ -82,6 +89,7 @@ describe("modules loaded per mode", () => {
     // The trace works: it saw the stdio server being loaded.
     expect(modules.some((m) => m.endsWith("/dist/server/stdio.js"))).toBe(true);
     expect(httpOnly(modules)).toEqual([]);
+    expect(modules.filter((m) => TELEMETRY.some((re) => re.test(m)))).toEqual([]);
   });
 
   it("stdio loads no ajv before a call needs it", async () => {

@@ -58,6 +58,11 @@ function callContext(req: RequestContext): CallContext {
     ...(req.sendLog && { onLog: req.sendLog }),
     ...(req.logLevel && { logLevel: req.logLevel }),
     ...(req.client && { client: req.client }),
+    trace: {
+      era: req.era,
+      profile: req.view.profile.name,
+      ...(req.traceparent !== undefined && { traceparent: req.traceparent }),
+    },
   };
 }
 
