@@ -153,6 +153,34 @@ describe("traces", () => {
   });
 });
 
+describe("traces from the standard variables", () => {
+  it("exports to OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces) with no tracing key in the config", async () => {
+    const otlp = await otlpReceiver();
+    cleanup.push(() => otlp.close());
+    const config = writeConfig({ mcpServers: { alpha: fixtureServer("modern.mjs") } });
+    // startHttp passes this process's environment to mcpx: set only around the spawn.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url.replace(/\/v1\/traces$/, "");
+    let mcpx: RunningHttp;
+    try {
+      mcpx = await startHttp(config);
+    } finally {
+      delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    }
+    cleanup.push(() => mcpx.close());
+    await mcpx.client.callTool({
+      name: "call",
+      arguments: { method: "alpha.echo", arguments: { message: "m" } },
+    });
+    await mcpx.close();
+    const names = otlp.spans.map((s) => s.name).sort();
+    expect(names).toEqual(["call alpha.echo", "tools/call alpha.echo"]);
+    // No traceparent from the client: mcpx's call span starts the trace.
+    const root = otlp.spans.find((s) => s.name === "call alpha.echo");
+    expect(root?.parentSpanId ?? "").toBe("");
+    expect(mcpx.stderr()).toContain("traces on: OTLP/HTTP to the OTEL_EXPORTER_OTLP_* endpoint");
+  });
+});
+
 /** Debian's promtool, when installed (CI installs it); else the test says so and fails. */
 function promtool(exposition: string): string {
   return execFileSync("promtool", ["check", "metrics"], { input: exposition, encoding: "utf8" });

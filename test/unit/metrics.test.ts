@@ -1,0 +1,73 @@
+/**
+ * The Prometheus metrics of one proxy, in process over real SDK upstreams (in memory): each
+ * proxy's own registry, recoveries counted from the registry's status changes, and what stops
+ * when the metrics close.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import * as z from "zod";
+import { TokenEconomy } from "../../src/dashboard/economy.js";
+import type { Proxy } from "../../src/proxy.js";
+import { ProxyMetrics } from "../../src/telemetry/metrics.js";
+import { memoryProxy } from "../helpers/inmemory.js";
+
+const proxies: Proxy[] = [];
+afterEach(async () => {
+  for (const p of proxies.splice(0)) await p.close();
+});
+
+function upstream(): McpServer {
+  const server = new McpServer({ name: "up", version: "1.0.0" });
+  server.registerTool("echo", { inputSchema: { message: z.string() } }, ({ message }) => ({
+    content: [{ type: "text", text: message }],
+  }));
+  return server;
+}
+
+async function started(): Promise<{ proxy: Proxy; metrics: ProxyMetrics }> {
+  const proxy = memoryProxy({ up: upstream });
+  proxies.push(proxy);
+  await proxy.start();
+  const metrics = new ProxyMetrics(proxy.context, new TokenEconomy(proxy.context.registry));
+  return { proxy, metrics };
+}
+
+describe("ProxyMetrics", () => {
+  it("keeps one registry per proxy: two proxies count apart", async () => {
+    const a = await started();
+    const b = await started();
+    await a.proxy.context.executor.call("up.echo", { message: "x" });
+    await a.proxy.context.executor.call("up.echo", { message: "y" });
+    await b.proxy.context.executor.call("up.echo", { message: "z" });
+    expect(await a.metrics.text()).toContain(
+      'mcpx_calls_total{server="up",tool="echo",outcome="ok"} 2',
+    );
+    expect(await b.metrics.text()).toContain(
+      'mcpx_calls_total{server="up",tool="echo",outcome="ok"} 1',
+    );
+  });
+
+  it("counts a server coming back (down, then ready) as a restart, and its status", async () => {
+    const { proxy, metrics } = await started();
+    const registry = proxy.context.registry;
+    const key = registry.groups()[0]!.key;
+    registry.updateHealth(key, "down", {}, "gone");
+    expect(await metrics.text()).toContain('mcpx_upstream_status{server="up",status="down"} 1');
+    registry.updateHealth(key, "ready", {});
+    const text = await metrics.text();
+    expect(text).toContain('mcpx_upstream_restarts_total{server="up"} 1');
+    expect(text).toContain('mcpx_upstream_status{server="up",status="ready"} 1');
+    expect(text).toContain('mcpx_upstream_status{server="up",status="down"} 0');
+  });
+
+  it("keeps only the visible servers' series for a viewer, and stops counting once closed", async () => {
+    const { proxy, metrics } = await started();
+    await proxy.context.executor.call("up.echo", { message: "x" });
+    const hidden = await metrics.text(() => false);
+    expect(hidden).not.toContain('server="up"');
+    expect(hidden).toContain("mcpx_calls_in_flight 0");
+    metrics.close();
+    await proxy.context.executor.call("up.echo", { message: "x" });
+    expect(await metrics.text()).toBe("\n");
+  });
+});
