@@ -211,7 +211,7 @@ function parseAuth(
   const auth = check(authSchema, raw, ["auth"], found.problems);
   if (!auth) return undefined;
   const tokens = new Map<string, string>();
-  Object.entries(auth.tokens).forEach(([key, caller], i) => {
+  Object.entries(auth.tokens ?? {}).forEach(([key, caller], i) => {
     const at = `auth.tokens[${i}]`;
     if (typeof caller !== "string" || caller === "") {
       found.problems.push(`${at}: the value must be the caller name this token identifies.`);
@@ -237,7 +237,18 @@ function parseAuth(
     if (warning) found.warnings.push(`${at}: ${warning}`);
     tokens.set(token, caller);
   });
-  return { tokens };
+  if (!auth.tokens && !auth.oauth) {
+    found.problems.push(
+      'auth: give "tokens" (static bearer tokens → callers) or "oauth" (an authorization server\'s issuer and this server\'s audience), or remove "auth".',
+    );
+  }
+  const oauth = auth.oauth && {
+    issuer: auth.oauth.issuer,
+    audience: auth.oauth.audience,
+    scopes: auth.oauth.scopes ?? [],
+    callerClaim: auth.oauth.callerClaim ?? "sub",
+  };
+  return oauth ? { tokens, oauth } : { tokens };
 }
 
 function expandToken(key: string, at: string, env: Env, found: Findings): string | undefined {

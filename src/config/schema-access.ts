@@ -112,6 +112,51 @@ export const profilesSchema = z.record(z.string(), z.unknown());
 /** Caller → profile name. */
 export const callersSchema = z.record(z.string(), z.string().min(1));
 
+/** An absolute http(s) URL; `what` says which one in the message. */
+const httpUrl = (what: string) =>
+  z.url({
+    protocol: /^https?$/,
+    error: `must be ${what} as an absolute http(s) URL, e.g. "https://login.example.com/realms/team"`,
+  });
+
+/** mcpx as an OAuth 2.1 protected resource (RFC 9728): JWT access tokens from one issuer. */
+export const oauthSchema = z.strictObject(
+  {
+    issuer: httpUrl("the authorization server's issuer").describe(
+      "The authorization server's issuer URL, exactly as its tokens' `iss` claim has it; its metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else OpenID `/.well-known/openid-configuration`) gives the signing keys (`jwks_uri`).",
+    ),
+    audience: httpUrl("this server's /mcp URL as clients reach it").describe(
+      "This server's MCP URL as clients reach it (e.g. `https://mcp.example.com/mcp`): the `resource` clients ask tokens for (RFC 8707) and the `aud` a token must carry.",
+    ),
+    scopes: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .regex(
+            /^[!#-[\]-~]+$/,
+            "a scope is printable ASCII without spaces, quotes or backslashes",
+          ),
+      )
+      .optional()
+      .describe(
+        "Scopes every token must carry (`scope` or `scp` claim); a token without them gets 403 `insufficient_scope`. Default: none.",
+      ),
+    callerClaim: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The claim whose value is the caller (then `callers` maps it to a profile): `sub` (default), `email`, `azp`, `client_id`, a groups claim… For an array claim, the first value `callers` names, else the first value.",
+      ),
+  },
+  {
+    error: notAnObject(
+      'must be an object like { "issuer": "https://login.example.com", "audience": "https://mcp.example.com/mcp" }',
+    ),
+  },
+);
+
 export const authSchema = z.strictObject(
   {
     /**
@@ -124,11 +169,21 @@ export const authSchema = z.strictObject(
           'must be an object of token → caller, e.g. { "${MCPX_TOKEN_CI}": "ci-bot" }',
         ),
       })
+      .optional()
       .describe(
         "Bearer token (or `${VAR}`) → the caller it identifies; every HTTP request then needs `Authorization: Bearer <token>`.",
       ),
+    oauth: oauthSchema
+      .optional()
+      .describe(
+        "Accept OAuth access tokens (JWT) from an authorization server beside `tokens`: mcpx serves `/.well-known/oauth-protected-resource` and answers 401/403 as the MCP authorization spec says.",
+      ),
   },
-  { error: notAnObject('must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } }') },
+  {
+    error: notAnObject(
+      'must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } } or { "oauth": { "issuer": "…", "audience": "…" } }',
+    ),
+  },
 );
 
 /** A zod error map: `message` when the value is not an object (other issues keep theirs). */
