@@ -113,19 +113,25 @@ export const profilesSchema = z.record(z.string(), z.unknown());
 export const callersSchema = z.record(z.string(), z.string().min(1));
 
 /** An absolute http(s) URL; `what` says which one in the message. */
-const httpUrl = (what: string) =>
+const httpUrl = (what: string, example: string) =>
   z.url({
     protocol: /^https?$/,
-    error: `must be ${what} as an absolute http(s) URL, e.g. "https://login.example.com/realms/team"`,
+    error: `must be ${what}, an absolute http(s) URL, e.g. "${example}"`,
   });
 
 /** mcpx as an OAuth 2.1 protected resource (RFC 9728): JWT access tokens from one issuer. */
 export const oauthSchema = z.strictObject(
   {
-    issuer: httpUrl("the authorization server's issuer").describe(
+    issuer: httpUrl(
+      "the authorization server's issuer",
+      "https://login.example.com/realms/team",
+    ).describe(
       "The authorization server's issuer URL, exactly as its tokens' `iss` claim has it; its metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else OpenID `/.well-known/openid-configuration`) gives the signing keys (`jwks_uri`).",
     ),
-    audience: httpUrl("this server's /mcp URL as clients reach it").describe(
+    audience: httpUrl(
+      "this server's /mcp URL as clients reach it",
+      "https://mcp.example.com/mcp",
+    ).describe(
       "This server's MCP URL as clients reach it (e.g. `https://mcp.example.com/mcp`): the `resource` clients ask tokens for (RFC 8707) and the `aud` a token must carry.",
     ),
     scopes: z
