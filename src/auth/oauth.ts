@@ -70,6 +70,10 @@ export class AccessTokenVerifier {
    * `known` says whether a caller is named in `callers` (for array claims, see callerOf).
    */
   async verify(token: string, known: (caller: string) => boolean): Promise<OAuthCheck> {
+    // Right after a failure, answer at once: a request must not wait out a fetch timeout each
+    // time, nor every request knock on an issuer that is down.
+    if (this.failure && this.now() - this.failure.at < RETRY_MS && !this.discovering)
+      return { unavailable: this.failure.reason };
     const keys = await this.discover();
     if ("unavailable" in keys) return keys;
     let payload: JWTPayload;
@@ -107,8 +111,6 @@ export class AccessTokenVerifier {
     { jwks: JWTVerifyGetKey; issuer: string } | { unavailable: string }
   > {
     if (this.keys) return this.keys;
-    if (this.failure && this.now() - this.failure.at < RETRY_MS && !this.discovering)
-      return { unavailable: this.failure.reason };
     this.discovering ??= this.fetchMetadata()
       .then(
         (meta) => {

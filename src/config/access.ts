@@ -242,6 +242,11 @@ function parseAuth(
       'auth: give "tokens" (static bearer tokens → callers) or "oauth" (an authorization server\'s issuer and this server\'s audience), or remove "auth".',
     );
   }
+  if (auth.oauth && isPlainRemote(auth.oauth.issuer)) {
+    found.warnings.push(
+      `auth.oauth.issuer: ${auth.oauth.issuer} is plain http: whoever sits on the path can swap the keys tokens are checked with. Use the issuer's https URL.`,
+    );
+  }
   const oauth = auth.oauth && {
     issuer: auth.oauth.issuer,
     audience: auth.oauth.audience,
@@ -249,6 +254,12 @@ function parseAuth(
     callerClaim: auth.oauth.callerClaim ?? "sub",
   };
   return oauth ? { tokens, oauth } : { tokens };
+}
+
+/** An http:// URL of another machine (loopback issuers are for development and tests). */
+function isPlainRemote(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === "http:" && !["localhost", "127.0.0.1", "[::1]"].includes(hostname);
 }
 
 function expandToken(key: string, at: string, env: Env, found: Findings): string | undefined {
