@@ -6,10 +6,20 @@
  * "unavailable" (503) until it is back, said once in the log, and retried at most every
  * {@link RETRY_MS}. Nothing here ever logs or returns a token.
  */
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from "jose";
+import { LRUCache } from "lru-cache";
 import type { OAuthResourceConfig } from "../config/types.js";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { sha256 } from "./http-security.js";
+import { introspect, judge } from "./introspection.js";
 
 /** What a presented access token is. Reasons are safe to show: they never quote the token. */
 export type OAuthCheck =
@@ -31,6 +41,8 @@ export interface VerifierOptions {
 export const CLOCK_SKEW_S = 30;
 /** After a failed discovery, requests wait this long before the issuer is asked again. */
 export const RETRY_MS = 5_000;
+/** How long an introspection answer is reused (never past the token's `exp`). */
+export const INTROSPECTION_CACHE_MS = 60_000;
 /**
  * Asymmetric algorithms only: `none` and HS* (a shared secret, which a resource server
  * would have to hold and an issuer's JWKS never publishes) are refused.
@@ -49,9 +61,20 @@ const ALGORITHMS = [
   "Ed25519",
 ];
 
+/** What discovery found: the key set, the issuer tokens carry, the introspection endpoint. */
+interface IssuerKeys {
+  jwks: JWTVerifyGetKey;
+  issuer: string;
+  introspectionEndpoint?: string;
+}
+
 /** The verifier of one `auth.oauth` config (a reload that changes it gets a new one). */
 export class AccessTokenVerifier {
-  private keys: { jwks: JWTVerifyGetKey; issuer: string } | undefined;
+  private keys: IssuerKeys | undefined;
+  /** Introspection answers by the token's sha256 (hex): never the token itself. */
+  private readonly introspected = new LRUCache<string, { claims: JWTPayload; until: number }>({
+    max: 10_000,
+  });
   private discovering: Promise<void> | undefined;
   private failure: { at: number; reason: string } | undefined;
   private readonly now: () => number;
@@ -76,6 +99,8 @@ export class AccessTokenVerifier {
       return { unavailable: this.failure.reason };
     const keys = await this.discover();
     if ("unavailable" in keys) return keys;
+    if (this.config.introspection && !looksLikeJwt(token))
+      return this.checkOpaque(token, keys, known);
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, keys.jwks, {
@@ -96,6 +121,11 @@ export class AccessTokenVerifier {
       return { unavailable: this.failed(`its keys could not be fetched: ${errorMessage(err)}`) };
     }
     this.recovered();
+    return this.accept(payload, known);
+  }
+
+  /** The required scopes, then the caller, of a token whose claims were checked. */
+  private accept(payload: JWTPayload, known: (caller: string) => boolean): OAuthCheck {
     const missing = this.config.scopes.filter((s) => !scopesOf(payload).has(s));
     if (missing.length > 0) return { insufficientScope: this.config.scopes.join(" ") };
     const caller = callerOf(payload, this.config.callerClaim, known);
@@ -106,16 +136,52 @@ export class AccessTokenVerifier {
       : { caller, expiresAt: (payload.exp ?? 0) * 1000 };
   }
 
+  /** An opaque token: RFC 7662 introspection, its answer reused until `exp` (at most a minute). */
+  private async checkOpaque(
+    token: string,
+    keys: IssuerKeys,
+    known: (caller: string) => boolean,
+  ): Promise<OAuthCheck> {
+    const digest = sha256(token).toString("hex");
+    const now = this.now();
+    const cached = this.introspected.get(digest);
+    if (cached && now < cached.until) return this.accept(cached.claims, known);
+    const endpoint = this.config.introspection?.endpoint ?? keys.introspectionEndpoint;
+    if (!endpoint || !this.config.introspection)
+      return {
+        invalid:
+          "the token is not a JWT and the authorization server publishes no introspection_endpoint (set auth.oauth.introspection.endpoint)",
+      };
+    let body: Record<string, unknown>;
+    try {
+      body = await introspect(
+        endpoint,
+        this.config.introspection,
+        token,
+        this.options.fetchTimeoutMs ?? 5_000,
+      );
+    } catch (err) {
+      return { unavailable: this.failed(errorMessage(err)) };
+    }
+    this.recovered();
+    const expected = { issuer: keys.issuer, audience: this.config.audience };
+    const found = judge(body, expected, Math.floor(now / 1000), CLOCK_SKEW_S);
+    if ("refused" in found) return { invalid: found.refused };
+    const claims = found.claims as JWTPayload;
+    const exp = typeof claims.exp === "number" ? claims.exp * 1000 : now + INTROSPECTION_CACHE_MS;
+    this.introspected.set(digest, { claims, until: Math.min(exp, now + INTROSPECTION_CACHE_MS) });
+    return this.accept(claims, known);
+  }
+
   /** The issuer's key set, discovered once (single flight); retried after a failure. */
-  private async discover(): Promise<
-    { jwks: JWTVerifyGetKey; issuer: string } | { unavailable: string }
-  > {
+  private async discover(): Promise<IssuerKeys | { unavailable: string }> {
     if (this.keys) return this.keys;
     this.discovering ??= this.fetchMetadata()
       .then(
         (meta) => {
           this.keys = {
             issuer: meta.issuer,
+            introspectionEndpoint: meta.introspectionEndpoint,
             jwks: createRemoteJWKSet(new URL(meta.jwksUri), {
               cooldownDuration: this.options.jwksCooldownMs ?? 30_000,
               timeoutDuration: this.options.fetchTimeoutMs ?? 5_000,
@@ -132,7 +198,11 @@ export class AccessTokenVerifier {
   }
 
   /** RFC 8414 metadata (path-inserted), else OpenID discovery (path-appended). */
-  private async fetchMetadata(): Promise<{ issuer: string; jwksUri: string }> {
+  private async fetchMetadata(): Promise<{
+    issuer: string;
+    jwksUri: string;
+    introspectionEndpoint?: string;
+  }> {
     const problems: string[] = [];
     for (const url of metadataUrls(this.config.issuer)) {
       let body: unknown;
@@ -166,7 +236,9 @@ export class AccessTokenVerifier {
         throw new Error(
           `${url} has no "jwks_uri": mcpx checks JWT access tokens with the issuer's keys`,
         );
-      return { issuer, jwksUri: meta.jwks_uri };
+      const introspectionEndpoint =
+        typeof meta.introspection_endpoint === "string" ? meta.introspection_endpoint : undefined;
+      return { issuer, jwksUri: meta.jwks_uri, introspectionEndpoint };
     }
     throw new Error(`no authorization server metadata (${problems.join("; ")})`);
   }
@@ -186,6 +258,17 @@ export class AccessTokenVerifier {
     if (!this.failure) return;
     this.failure = undefined;
     this.logger.info(`auth.oauth: the authorization server ${this.config.issuer} answers again`);
+  }
+}
+
+/** Whether a token has the shape of a JWS (a JSON header with `alg`); else it is opaque. */
+function looksLikeJwt(token: string): boolean {
+  if (token.split(".").length !== 3) return false;
+  try {
+    return typeof decodeProtectedHeader(token).alg === "string";
+  } catch {
+    // Not base64url JSON: an opaque token.
+    return false;
   }
 }
 

@@ -247,11 +247,27 @@ function parseAuth(
       `auth.oauth.issuer: ${auth.oauth.issuer} is plain http: whoever sits on the path can swap the keys tokens are checked with. Use the issuer's https URL.`,
     );
   }
+  const introspection = auth.oauth?.introspection;
+  let clientSecret: string | undefined;
+  if (introspection) {
+    try {
+      clientSecret = expandVars(introspection.clientSecret, env);
+      found.secrets.push(clientSecret);
+    } catch (err) {
+      if (!(err instanceof MissingVariableError)) throw err;
+      found.problems.push(
+        `auth.oauth.introspection.clientSecret: environment variable ${err.variable} is not set. Set it to the client secret mcpx introspects with.`,
+      );
+    }
+  }
   const oauth = auth.oauth && {
     issuer: auth.oauth.issuer,
     audience: auth.oauth.audience,
     scopes: auth.oauth.scopes ?? [],
     callerClaim: auth.oauth.callerClaim ?? "sub",
+    ...(introspection && clientSecret !== undefined
+      ? { introspection: { ...introspection, clientSecret } }
+      : {}),
   };
   return oauth ? { tokens, oauth } : { tokens };
 }

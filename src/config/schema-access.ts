@@ -148,6 +148,23 @@ export const oauthSchema = z.strictObject(
       .describe(
         "Scopes every token must carry (`scope` or `scp` claim); a token without them gets 403 `insufficient_scope`. Default: none.",
       ),
+    introspection: z
+      .strictObject({
+        endpoint: httpUrl("the introspection endpoint", "https://sso.example.com/oauth2/introspect")
+          .optional()
+          .describe(
+            "The RFC 7662 introspection endpoint. Default: `introspection_endpoint` of the issuer's metadata.",
+          ),
+        clientId: z.string().min(1).describe("The client id mcpx introspects as."),
+        clientSecret: z
+          .string()
+          .min(1)
+          .describe("Its client secret (takes `${VAR}`; never logged)."),
+      })
+      .optional()
+      .describe(
+        "Check opaque (non-JWT) access tokens by RFC 7662 introspection at the authorization server; answers are kept until the token's `exp`, at most 60 s. Without it, only JWT access tokens are accepted.",
+      ),
     callerClaim: z
       .string()
       .min(1)

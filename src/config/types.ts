@@ -108,6 +108,8 @@ export interface OAuthResourceConfig {
   scopes: string[];
   /** The claim naming the caller ("sub" by default). */
   callerClaim: string;
+  /** RFC 7662 introspection of opaque tokens; the secret is in `Config.secrets` too. */
+  introspection?: { endpoint?: string; clientId: string; clientSecret: string };
 }
 
 /** The profile every unknown caller gets, and the only one when the config declares none. */

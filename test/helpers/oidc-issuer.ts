@@ -43,6 +43,8 @@ export interface Issuer {
   /** The issuer URL (`iss`), http://127.0.0.1:<port>. */
   readonly url: string;
   readonly port: number;
+  /** The format of the access tokens issued from now on ("jwt" unless set). */
+  format: "jwt" | "opaque";
   /** The kid the provider signs with now. */
   readonly kid: string;
   /** A real access token by client_credentials for `resource`. */
@@ -79,6 +81,7 @@ export async function startIssuer(clients: IssuerClient[], port = 0): Promise<Is
   const actual = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${actual}`;
   const groups = new Map(clients.map((c) => [c.id, c.groups]));
+  const state = { format: "jwt" as "jwt" | "opaque" };
 
   const build = () => {
     const provider = new Provider(url, {
@@ -96,6 +99,7 @@ export async function startIssuer(clients: IssuerClient[], port = 0): Promise<Is
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
+        introspection: { enabled: true },
         resourceIndicators: {
           enabled: true,
           defaultResource: () => undefined as unknown as string,
@@ -104,8 +108,8 @@ export async function startIssuer(clients: IssuerClient[], port = 0): Promise<Is
             scope: SCOPES.join(" "),
             audience: resource,
             accessTokenTTL: 600,
-            accessTokenFormat: "jwt",
-            jwt: { sign: { alg: "RS256" } },
+            accessTokenFormat: state.format,
+            ...(state.format === "jwt" ? { jwt: { sign: { alg: "RS256" } } } : {}),
           }),
         },
       },
@@ -128,6 +132,12 @@ export async function startIssuer(clients: IssuerClient[], port = 0): Promise<Is
   return {
     url,
     port: actual,
+    get format() {
+      return state.format;
+    },
+    set format(value) {
+      state.format = value;
+    },
     get kid() {
       return keys[0]!.kid;
     },

@@ -23,6 +23,7 @@ import { startIssuer, type Issuer } from "../helpers/oidc-issuer.js";
 const AUDIENCE = "http://127.0.0.1:9/mcp";
 const CLIENTS = [
   { id: "ci-bot", secret: "ci-bot-secret-0123456789", scope: "mcp:tools mcp:admin" },
+  { id: "mcpx-rs", secret: "mcpx-rs-introspection-secret-42", scope: "mcp:tools" },
   {
     id: "reader",
     secret: "reader-secret-0123456789",
@@ -170,6 +171,47 @@ describe("access tokens from a real authorization server", () => {
     expect(decodeProtectedHeader(after).kid).toBe(issuer.kid);
     expect(await verifier.verify(after, nobody)).toMatchObject({ caller: "ci-bot" });
     expect(await verifier.verify(before, nobody)).toMatchObject({ caller: "ci-bot" });
+  });
+});
+
+describe("opaque access tokens by RFC 7662 introspection", () => {
+  const introspection = { clientId: "mcpx-rs", clientSecret: "mcpx-rs-introspection-secret-42" };
+
+  it("accepts an active token for this audience, refuses others, keeps no secret in output", async () => {
+    const { verifier, lines } = setup({ introspection, callerClaim: "client_id" });
+    issuer.format = "opaque";
+    try {
+      const opaque = await issuer.token("ci-bot", AUDIENCE, "mcp:tools");
+      expect(opaque.split(".")).toHaveLength(1);
+      expect(await verifier.verify(opaque, nobody)).toMatchObject({ caller: "ci-bot" });
+      // Answered again from the cache (a minute at most): same caller.
+      expect(await verifier.verify(opaque, nobody)).toMatchObject({ caller: "ci-bot" });
+      const elsewhere = await issuer.token("ci-bot", "https://other.example.com/mcp", "mcp:tools");
+      expect(refusal(await verifier.verify(elsewhere, nobody))).toContain("another resource (aud)");
+      expect(refusal(await verifier.verify("made-up-opaque-token-value", nobody))).toContain(
+        "not active",
+      );
+      const narrow = await issuer.token("ci-bot", AUDIENCE, "mcp:admin");
+      expect(await verifier.verify(narrow, nobody)).toEqual({ insufficientScope: "mcp:tools" });
+      // JWTs are still checked by signature beside introspection.
+      issuer.format = "jwt";
+      const jwt = await issuer.token("ci-bot", AUDIENCE, "mcp:tools");
+      expect(await verifier.verify(jwt, nobody)).toMatchObject({ caller: "ci-bot" });
+    } finally {
+      issuer.format = "jwt";
+    }
+    expect(lines.map((l) => l.text).join("\n")).not.toContain(introspection.clientSecret);
+  });
+
+  it("a wrong client secret is the server's problem (503), named without the secret", async () => {
+    const wrong = { clientId: "mcpx-rs", clientSecret: "not-the-secret-0123456789" };
+    const { verifier, lines } = setup({ introspection: wrong });
+    const check = await verifier.verify("some-opaque-token-value", nobody);
+    expect(check).toHaveProperty("unavailable");
+    const said = JSON.stringify(check) + lines.map((l) => l.text).join("\n");
+    expect(said).toContain("check auth.oauth.introspection.clientId and clientSecret");
+    expect(said).not.toContain(wrong.clientSecret);
+    expect(said).not.toContain("some-opaque-token-value");
   });
 });
 
