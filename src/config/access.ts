@@ -211,7 +211,7 @@ function parseAuth(
   const auth = check(authSchema, raw, ["auth"], found.problems);
   if (!auth) return undefined;
   const tokens = new Map<string, string>();
-  Object.entries(auth.tokens).forEach(([key, caller], i) => {
+  Object.entries(auth.tokens ?? {}).forEach(([key, caller], i) => {
     const at = `auth.tokens[${i}]`;
     if (typeof caller !== "string" || caller === "") {
       found.problems.push(`${at}: the value must be the caller name this token identifies.`);
@@ -237,7 +237,45 @@ function parseAuth(
     if (warning) found.warnings.push(`${at}: ${warning}`);
     tokens.set(token, caller);
   });
-  return { tokens };
+  if (!auth.tokens && !auth.oauth) {
+    found.problems.push(
+      'auth: give "tokens" (static bearer tokens → callers) or "oauth" (an authorization server\'s issuer and this server\'s audience), or remove "auth".',
+    );
+  }
+  if (auth.oauth && isPlainRemote(auth.oauth.issuer)) {
+    found.warnings.push(
+      `auth.oauth.issuer: ${auth.oauth.issuer} is plain http: whoever sits on the path can swap the keys tokens are checked with. Use the issuer's https URL.`,
+    );
+  }
+  const introspection = auth.oauth?.introspection;
+  let clientSecret: string | undefined;
+  if (introspection) {
+    try {
+      clientSecret = expandVars(introspection.clientSecret, env);
+      found.secrets.push(clientSecret);
+    } catch (err) {
+      if (!(err instanceof MissingVariableError)) throw err;
+      found.problems.push(
+        `auth.oauth.introspection.clientSecret: environment variable ${err.variable} is not set. Set it to the client secret mcpx introspects with.`,
+      );
+    }
+  }
+  const oauth = auth.oauth && {
+    issuer: auth.oauth.issuer,
+    audience: auth.oauth.audience,
+    scopes: auth.oauth.scopes ?? [],
+    callerClaim: auth.oauth.callerClaim ?? "sub",
+    ...(introspection && clientSecret !== undefined
+      ? { introspection: { ...introspection, clientSecret } }
+      : {}),
+  };
+  return oauth ? { tokens, oauth } : { tokens };
+}
+
+/** An http:// URL of another machine (loopback issuers are for development and tests). */
+function isPlainRemote(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === "http:" && !["localhost", "127.0.0.1", "[::1]"].includes(hostname);
 }
 
 function expandToken(key: string, at: string, env: Env, found: Findings): string | undefined {

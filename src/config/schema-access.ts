@@ -112,6 +112,74 @@ export const profilesSchema = z.record(z.string(), z.unknown());
 /** Caller → profile name. */
 export const callersSchema = z.record(z.string(), z.string().min(1));
 
+/** An absolute http(s) URL; `what` says which one in the message. */
+const httpUrl = (what: string, example: string) =>
+  z.url({
+    protocol: /^https?$/,
+    error: `must be ${what}, an absolute http(s) URL, e.g. "${example}"`,
+  });
+
+/** mcpx as an OAuth 2.1 protected resource (RFC 9728): JWT access tokens from one issuer. */
+export const oauthSchema = z.strictObject(
+  {
+    issuer: httpUrl(
+      "the authorization server's issuer",
+      "https://login.example.com/realms/team",
+    ).describe(
+      "The authorization server's issuer URL, exactly as its tokens' `iss` claim has it; its metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else OpenID `/.well-known/openid-configuration`) gives the signing keys (`jwks_uri`).",
+    ),
+    audience: httpUrl(
+      "this server's /mcp URL as clients reach it",
+      "https://mcp.example.com/mcp",
+    ).describe(
+      "This server's MCP URL as clients reach it (e.g. `https://mcp.example.com/mcp`): the `resource` clients ask tokens for (RFC 8707) and the `aud` a token must carry.",
+    ),
+    scopes: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .regex(
+            /^[!#-[\]-~]+$/,
+            "a scope is printable ASCII without spaces, quotes or backslashes",
+          ),
+      )
+      .optional()
+      .describe(
+        "Scopes every token must carry (`scope` or `scp` claim); a token without them gets 403 `insufficient_scope`. Default: none.",
+      ),
+    introspection: z
+      .strictObject({
+        endpoint: httpUrl("the introspection endpoint", "https://sso.example.com/oauth2/introspect")
+          .optional()
+          .describe(
+            "The RFC 7662 introspection endpoint. Default: `introspection_endpoint` of the issuer's metadata.",
+          ),
+        clientId: z.string().min(1).describe("The client id mcpx introspects as."),
+        clientSecret: z
+          .string()
+          .min(1)
+          .describe("Its client secret (takes `${VAR}`; never logged)."),
+      })
+      .optional()
+      .describe(
+        "Check opaque (non-JWT) access tokens by RFC 7662 introspection at the authorization server; answers are kept until the token's `exp`, at most 60 s. Without it, only JWT access tokens are accepted.",
+      ),
+    callerClaim: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The claim whose value is the caller (then `callers` maps it to a profile): `sub` (default), `email`, `azp`, `client_id`, a groups claim… For an array claim, the first value `callers` names, else the first value.",
+      ),
+  },
+  {
+    error: notAnObject(
+      'must be an object like { "issuer": "https://login.example.com", "audience": "https://mcp.example.com/mcp" }',
+    ),
+  },
+);
+
 export const authSchema = z.strictObject(
   {
     /**
@@ -124,11 +192,21 @@ export const authSchema = z.strictObject(
           'must be an object of token → caller, e.g. { "${MCPX_TOKEN_CI}": "ci-bot" }',
         ),
       })
+      .optional()
       .describe(
         "Bearer token (or `${VAR}`) → the caller it identifies; every HTTP request then needs `Authorization: Bearer <token>`.",
       ),
+    oauth: oauthSchema
+      .optional()
+      .describe(
+        "Accept OAuth access tokens (JWT) from an authorization server beside `tokens`: mcpx serves `/.well-known/oauth-protected-resource` and answers 401/403 as the MCP authorization spec says.",
+      ),
   },
-  { error: notAnObject('must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } }') },
+  {
+    error: notAnObject(
+      'must be an object like { "tokens": { "${MCPX_TOKEN}": "caller" } } or { "oauth": { "issuer": "…", "audience": "…" } }',
+    ),
+  },
 );
 
 /** A zod error map: `message` when the value is not an object (other issues keep theirs). */

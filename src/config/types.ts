@@ -94,6 +94,22 @@ export interface CodeModeLimits {
 export interface AuthConfig {
   /** token → caller. Tokens are secrets: they are in `Config.secrets` too. */
   tokens: ReadonlyMap<string, string>;
+  /** OAuth access tokens (JWT) of one authorization server, beside the static tokens. */
+  oauth?: OAuthResourceConfig;
+}
+
+/** mcpx as an OAuth protected resource (src/auth/oauth.ts). */
+export interface OAuthResourceConfig {
+  /** The issuer URL, as tokens' `iss` has it. */
+  issuer: string;
+  /** This server's /mcp URL: the resource clients ask tokens for, and the `aud` they carry. */
+  audience: string;
+  /** Scopes every token must carry (may be empty). */
+  scopes: string[];
+  /** The claim naming the caller ("sub" by default). */
+  callerClaim: string;
+  /** RFC 7662 introspection of opaque tokens; the secret is in `Config.secrets` too. */
+  introspection?: { endpoint?: string; clientId: string; clientSecret: string };
 }
 
 /** The profile every unknown caller gets, and the only one when the config declares none. */

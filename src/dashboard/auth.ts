@@ -8,7 +8,9 @@
  * address bar by a redirect). The cookie holds a random session id, never the token; it is
  * HttpOnly and SameSite=Strict; the server keeps only the token's sha256 digest with the caller
  * it named, and checks on every request that the current config still gives that digest that
- * caller (a token removed or remapped by a reload ends its sessions at once). Scripts send
+ * caller (a token removed or remapped by a reload ends its sessions at once). An OAuth access
+ * token (`auth.oauth`) is accepted the same way; its session lasts until the token's `exp`, and
+ * while the config accepts tokens of the same issuer for the same audience. Scripts send
  * `Authorization: Bearer <token>` on every request instead.
  */
 import { randomBytes } from "node:crypto";
@@ -16,7 +18,10 @@ import ipaddr from "ipaddr.js";
 import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import type { ProxyContext } from "../server/context.js";
-import { bearerToken, retryAfterSeconds, sha256, type TokenTable } from "../auth/http-security.js";
+import type { Authenticator } from "../auth/authenticator.js";
+import { bearerToken, retryAfterSeconds, sha256 } from "../auth/http-security.js";
+import { challenge } from "../auth/resource-metadata.js";
+import type { AuthConfig } from "../config/types.js";
 
 /** Who is asking: `caller` under auth, the machine's own user (sees everything) without. */
 export interface Viewer {
@@ -37,21 +42,39 @@ export function isLoopbackPeer(address: string | undefined): boolean {
 }
 
 export class DashboardAuth {
-  private readonly sessions = new LRUCache<string, { caller: string; digest: Buffer }>({
+  private readonly sessions = new LRUCache<string, Session>({
     max: MAX_SESSIONS,
     ttl: SESSION_MS,
   });
 
   constructor(
     private readonly ctx: ProxyContext,
-    private readonly tokens: TokenTable,
+    private readonly tokens: Authenticator,
   ) {}
+
+  /** A token's check, with the config's callers for an OAuth token's array claim. */
+  private check(auth: AuthConfig, token: string | null, req: Request) {
+    return this.tokens.check(auth, token, req.socket.remoteAddress, (caller) =>
+      Object.hasOwn(this.ctx.config.callers, caller),
+    );
+  }
+
+  /** Whether a cookie session still stands under the current config. */
+  private stands(auth: AuthConfig, session: Session): boolean {
+    if (!session.oauth)
+      return this.tokens.tokens.callerOfDigest(auth, session.digest) === session.caller;
+    return (
+      auth.oauth?.issuer === session.oauth.issuer &&
+      auth.oauth.audience === session.oauth.audience &&
+      Date.now() < session.oauth.expiresAt
+    );
+  }
 
   /**
    * The viewer of a request, or undefined when a refusal was sent: 403 for another machine
    * without auth, 401 (the login form for a page, JSON for the API) without a valid token.
    */
-  viewer(req: Request, res: Response, page: boolean): Viewer | undefined {
+  async viewer(req: Request, res: Response, page: boolean): Promise<Viewer | undefined> {
     const auth = this.ctx.config.auth;
     if (!auth) {
       if (isLoopbackPeer(req.socket.remoteAddress)) return {};
@@ -65,23 +88,44 @@ export class DashboardAuth {
     }
     const token = bearerToken(req);
     if (token !== undefined) {
-      const check = this.tokens.check(auth, token, req.socket.remoteAddress);
+      const check = await this.check(auth, token, req);
       if ("caller" in check) return { caller: check.caller };
       if ("retryAfterMs" in check) {
         throttled(res, page, check.retryAfterMs);
         return undefined;
       }
-      res.setHeader("WWW-Authenticate", 'Bearer realm="mcpx", error="invalid_token"');
+      if ("unavailable" in check) {
+        refuse(res, 503, page, `Cannot check the token now: ${check.unavailable}.`);
+        return undefined;
+      }
+      if ("insufficientScope" in check) {
+        res.setHeader(
+          "WWW-Authenticate",
+          challenge(auth, { error: "insufficient_scope", scope: check.insufficientScope }),
+        );
+        refuse(res, 403, page, `The token lacks a required scope: ${check.insufficientScope}.`);
+        return undefined;
+      }
+      res.setHeader(
+        "WWW-Authenticate",
+        challenge(auth, { error: "invalid_token", description: check.reason }),
+      );
       refuse(res, 401, page, "The bearer token is not valid.");
       return undefined;
     }
     const sid = cookieOf(req, COOKIE);
     const session = sid === undefined ? undefined : this.sessions.get(sid);
-    if (session && this.tokens.callerOfDigest(auth, session.digest) === session.caller)
-      return { caller: session.caller };
+    if (session && this.stands(auth, session)) return { caller: session.caller };
     if (sid !== undefined) this.sessions.delete(sid);
-    res.setHeader("WWW-Authenticate", 'Bearer realm="mcpx"');
-    refuse(res, 401, page, "Sign in with a token from the config's auth.tokens.");
+    res.setHeader("WWW-Authenticate", challenge(auth, {}));
+    refuse(
+      res,
+      401,
+      page,
+      auth.oauth
+        ? "Sign in with a token from the config's auth.tokens or an access token from the authorization server."
+        : "Sign in with a token from the config's auth.tokens.",
+    );
     return undefined;
   }
 
@@ -89,15 +133,23 @@ export class DashboardAuth {
    * Exchange a token (the login form's POST, or `/?token=`) for a session cookie, then redirect
    * to the dashboard's clean address. A wrong token gets the login form again, with 401.
    */
-  signIn(req: Request, res: Response, token: string | undefined): void {
+  async signIn(req: Request, res: Response, token: string | undefined): Promise<void> {
     const auth = this.ctx.config.auth;
     if (!auth) {
       res.redirect(303, "/");
       return;
     }
-    const check = this.tokens.check(auth, token ?? null, req.socket.remoteAddress);
+    const check = await this.check(auth, token ?? null, req);
     if ("retryAfterMs" in check) {
       throttled(res, true, check.retryAfterMs);
+      return;
+    }
+    if ("unavailable" in check) {
+      refuse(res, 503, true, `Cannot check the token now: ${check.unavailable}.`);
+      return;
+    }
+    if ("insufficientScope" in check) {
+      refuse(res, 403, true, `The token lacks a required scope: ${check.insufficientScope}.`);
       return;
     }
     if ("invalid" in check) {
@@ -105,7 +157,11 @@ export class DashboardAuth {
       return;
     }
     const sid = randomBytes(32).toString("base64url");
-    this.sessions.set(sid, { caller: check.caller, digest: sha256(token!) });
+    const oauth =
+      check.expiresAt !== undefined && auth.oauth
+        ? { issuer: auth.oauth.issuer, audience: auth.oauth.audience, expiresAt: check.expiresAt }
+        : undefined;
+    this.sessions.set(sid, { caller: check.caller, digest: sha256(token!), oauth });
     res.setHeader("Set-Cookie", cookie(req, sid, SESSION_MS / 1000));
     res.redirect(303, "/");
   }
@@ -116,6 +172,13 @@ export class DashboardAuth {
     res.setHeader("Set-Cookie", cookie(req, "", 0));
     res.redirect(303, "/");
   }
+}
+
+/** A signed-in dashboard: the token's digest (static tokens) or the OAuth token's issuer and expiry. */
+interface Session {
+  caller: string;
+  digest: Buffer;
+  oauth?: { issuer: string; audience: string; expiresAt: number };
 }
 
 /**

@@ -7,7 +7,7 @@
 import express, { type Express, type Request, type Response } from "express";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "../server/context.js";
-import type { TokenTable } from "../auth/http-security.js";
+import type { Authenticator } from "../auth/authenticator.js";
 import { DashboardApi } from "./api.js";
 import { Assets } from "./assets.js";
 import { DashboardAuth, type Viewer } from "./auth.js";
@@ -16,7 +16,7 @@ import { DashboardState, DEFAULT_STATE_LIMITS, type StateLimits } from "./state.
 import { DEFAULT_STREAM_LIMITS, EventHub, type StreamLimits } from "./stream.js";
 
 export interface DashboardOptions {
-  tokens: TokenTable;
+  tokens: Authenticator;
   limits?: { state?: Partial<StateLimits>; stream?: Partial<StreamLimits> };
 }
 
@@ -76,16 +76,16 @@ export function mountDashboard(
     res.set(PAGE_HEADERS);
     next();
   });
-  router.get("/", (req, res) => {
+  router.get("/", async (req, res) => {
     const token = req.query.token;
     // `/?token=…`: exchanged for a cookie, and the address bar cleaned by the redirect.
     if (typeof token === "string") return auth.signIn(req, res, token);
-    if (!auth.viewer(req, res, true)) return;
+    if (!(await auth.viewer(req, res, true))) return;
     sendAsset(res, assets, "index.html");
   });
   router.post("/login", express.urlencoded({ extended: false, limit: "4kb" }), (req, res) => {
     const token = (req.body as Record<string, unknown> | undefined)?.token;
-    auth.signIn(req, res, typeof token === "string" ? token : undefined);
+    return auth.signIn(req, res, typeof token === "string" ? token : undefined);
   });
   router.post("/logout", (req, res) => auth.signOut(req, res));
   router.get("/assets/:file", (req, res) => {
@@ -95,7 +95,7 @@ export function mountDashboard(
 
   const json =
     (fn: (viewer: Viewer, req: Request) => unknown) => async (req: Request, res: Response) => {
-      const viewer = auth.viewer(req, res, false);
+      const viewer = await auth.viewer(req, res, false);
       if (!viewer) return;
       try {
         const body = await fn(viewer, req);
@@ -142,8 +142,8 @@ export function mountDashboard(
       return api.describe(v, (query(req, "name") ?? "").slice(0, 500), controller.signal);
     }),
   );
-  router.get("/api/events", (req, res) => {
-    const viewer = auth.viewer(req, res, false);
+  router.get("/api/events", async (req, res) => {
+    const viewer = await auth.viewer(req, res, false);
     if (viewer) hub.open(req, res, viewer);
   });
   app.use(router);

@@ -23,8 +23,11 @@ import {
   jsonRpcError,
   originValidation,
   retryAfterSeconds,
-  TokenTable,
 } from "../auth/http-security.js";
+import { Authenticator, type AuthCheck } from "../auth/authenticator.js";
+import type { VerifierOptions } from "../auth/oauth.js";
+import { challenge, RESOURCE_METADATA_PATHS, resourceMetadata } from "../auth/resource-metadata.js";
+import type { AuthConfig } from "../config/types.js";
 import { authInfoFor, callerOfAuth, cleanCaller, envelopeClientName } from "./mcp-server.js";
 import { sessionKey } from "./session-token.js";
 
@@ -47,6 +50,8 @@ export interface HttpOptions {
   connections?: Partial<ConnectionLimits>;
   /** Throttling of failed bearer tokens, and its clock (defaults: DEFAULT_THROTTLE, Date.now). */
   throttle?: Partial<ThrottleLimits> & { now?: () => number };
+  /** How OAuth access tokens are checked: clock, JWKS cooldown (tests). */
+  oauth?: VerifierOptions;
   /**
    * More routes beside /mcp, behind the same Host, Origin and token checks: the web dashboard
    * (serve.ts passes src/dashboard's mountDashboard; the dashboard sits above the server, so the
@@ -59,7 +64,7 @@ export interface HttpOptions {
 export type HttpMount = (
   app: express.Express,
   ctx: ProxyContext,
-  auth: { tokens: TokenTable },
+  auth: { tokens: Authenticator },
 ) => { close(): void };
 
 /** What one HTTP server holds open and how long a client may take to send a request. */
@@ -116,11 +121,13 @@ const ROUTES = ["/mcp", "/mcp/:caller"];
  * Nothing about a request is forwarded upstream: upstream sessions carry only their config.
  */
 export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promise<HttpHandle> {
-  const tokens = new TokenTable(
+  const tokens = new Authenticator(
+    ctx.logger,
     new AuthThrottle(ctx.logger, options.throttle?.now ?? Date.now, {
       ...DEFAULT_THROTTLE,
       ...options.throttle,
     }),
+    options.oauth,
   );
   const modern = new ModernEndpoint(ctx);
   const legacy = new LegacyEndpoint(ctx, {
@@ -140,6 +147,12 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   });
   app.use(originValidation(allowed));
   app.get("/healthz", healthz(ctx, tokens));
+  // RFC 9728: where OAuth clients learn which authorization server issues tokens for /mcp.
+  app.get(RESOURCE_METADATA_PATHS, (_req: Request, res: Response) => {
+    const oauth = ctx.config.auth?.oauth;
+    if (oauth) res.json(resourceMetadata(oauth));
+    else res.status(404).json({ error: 'This mcpx accepts no OAuth tokens (no "auth.oauth").' });
+  });
   // MCP first: its requests never walk through the dashboard's routes. The token is checked
   // before a byte of the body is read: an unauthenticated request costs no parsing.
   app.all(ROUTES, authenticate(ctx, tokens), parseBody(), mcpRoute(ctx, { modern, legacy }));
@@ -230,14 +243,15 @@ function envelopeOf(body: unknown): unknown {
  * configured, the per-server detail (names, errors) is for token holders only, and only for the
  * servers of their profile; a load balancer's unauthenticated probe gets the overall status.
  */
-function healthz(ctx: ProxyContext, tokens: TokenTable) {
-  return (req: Request, res: Response) => {
+function healthz(ctx: ProxyContext, tokens: Authenticator) {
+  return async (req: Request, res: Response) => {
     const report = healthReport(ctx.registry);
     const auth = ctx.config.auth;
     if (auth) {
       const token = bearerToken(req);
       // A throttled address is not told whether its token is good (the detail would say).
-      const check = token === undefined ? undefined : tokens.check(auth, token, peer(req));
+      const check =
+        token === undefined ? undefined : await tokens.check(auth, token, peer(req), known(ctx));
       const caller = check && "caller" in check ? check.caller : undefined;
       if (caller === undefined) {
         res.json({ status: report.status });
@@ -263,50 +277,89 @@ function healthz(ctx: ProxyContext, tokens: TokenTable) {
  * throttled) closes the connection, so an unread body is never drained. Read per request: a
  * reload that adds, changes or removes tokens applies at once.
  */
-function authenticate(ctx: ProxyContext, tokens: TokenTable) {
+function authenticate(ctx: ProxyContext, tokens: Authenticator) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const auth = ctx.config.auth;
-    let caller: string | undefined;
-    if (auth) {
-      const token = bearerToken(req);
-      const check =
-        token === undefined ? ({ invalid: true } as const) : tokens.check(auth, token, peer(req));
-      if ("retryAfterMs" in check) {
-        res.setHeader("Connection", "close");
-        res.setHeader("Retry-After", String(retryAfterSeconds(check.retryAfterMs)));
-        jsonRpcError(
-          res,
-          429,
-          -32000,
-          `Too many wrong bearer tokens from this address: retry after ${retryAfterSeconds(check.retryAfterMs)} s with a valid token.`,
-        );
-        return;
-      }
-      if ("invalid" in check) {
-        res.setHeader("Connection", "close");
-        res.setHeader(
-          "WWW-Authenticate",
-          token ? 'Bearer realm="mcpx", error="invalid_token"' : 'Bearer realm="mcpx"',
-        );
-        jsonRpcError(
-          res,
-          401,
-          -32000,
-          token
-            ? "Unauthorized: the bearer token is not valid."
-            : "Unauthorized: send Authorization: Bearer <token>.",
-        );
-        return;
-      }
-      caller = check.caller;
-    }
-    const fromPath = req.params.caller;
-    caller ??=
-      cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
-      cleanCaller(req.header("x-mcpx-caller"));
-    (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller, auth !== undefined);
-    next();
+    const done = (caller: string | undefined) => {
+      const fromPath = req.params.caller;
+      caller ??=
+        cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
+        cleanCaller(req.header("x-mcpx-caller"));
+      (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller, auth !== undefined);
+      next();
+    };
+    if (!auth) return done(undefined);
+    const token = bearerToken(req);
+    const checking: Promise<AuthCheck> =
+      token === undefined
+        ? Promise.resolve({ invalid: true })
+        : tokens.check(auth, token, peer(req), known(ctx));
+    checking.then(
+      (check) => {
+        if ("caller" in check) done(check.caller);
+        else refuse(res, auth, check, token !== undefined);
+      },
+      (err: unknown) => next(err),
+    );
   };
+}
+
+/** Whether `callers` names a caller (an OAuth token's array claim picks the first it names). */
+function known(ctx: ProxyContext) {
+  return (caller: string) => Object.hasOwn(ctx.config.callers, caller);
+}
+
+/**
+ * Answer a request whose token was not accepted; the connection is closed, so an unread body
+ * is never drained. 401 (no or a bad token), 403 (an OAuth token without the scopes), 429
+ * (throttled), 503 (the authorization server cannot be reached to check an OAuth token).
+ */
+function refuse(
+  res: Response,
+  auth: AuthConfig,
+  check: Exclude<AuthCheck, { caller: string }>,
+  hadToken: boolean,
+): void {
+  res.setHeader("Connection", "close");
+  if ("retryAfterMs" in check) {
+    const seconds = retryAfterSeconds(check.retryAfterMs);
+    res.setHeader("Retry-After", String(seconds));
+    jsonRpcError(
+      res,
+      429,
+      -32000,
+      `Too many wrong bearer tokens from this address: retry after ${seconds} s with a valid token.`,
+    );
+  } else if ("insufficientScope" in check) {
+    res.setHeader(
+      "WWW-Authenticate",
+      challenge(auth, { error: "insufficient_scope", scope: check.insufficientScope }),
+    );
+    jsonRpcError(
+      res,
+      403,
+      -32000,
+      `Forbidden: the access token lacks a required scope. Ask the authorization server for a token with scope "${check.insufficientScope}".`,
+    );
+  } else if ("unavailable" in check) {
+    res.setHeader("Retry-After", "5");
+    jsonRpcError(res, 503, -32000, `Service unavailable: ${check.unavailable}. Retry later.`);
+  } else {
+    res.setHeader(
+      "WWW-Authenticate",
+      challenge(auth, hadToken ? { error: "invalid_token", description: check.reason } : {}),
+    );
+    jsonRpcError(
+      res,
+      401,
+      -32000,
+      hadToken
+        ? `Unauthorized: the bearer token is not valid${check.reason ? `: ${check.reason}` : ""}.`
+        : auth.oauth
+          ? "Unauthorized: send Authorization: Bearer <token>, an access token from the authorization server named in the resource metadata (WWW-Authenticate resource_metadata)."
+          : "Unauthorized: send Authorization: Bearer <token>.",
+    );
+  }
 }
 
 /** The remote address of a request's connection (what throttling counts by). */
