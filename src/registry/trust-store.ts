@@ -1,0 +1,177 @@
+/**
+ * The pin files: what each server's tool and prompt definitions were when the user last approved
+ * them, and what is waiting for approval. One file per server launch, `<dir>/pins/<key>.json`
+ * (`launchKey`: env and header values enter only as their own hash), mode 0600 in a 0700 folder
+ * under `$XDG_STATE_HOME/mcpx` (default `~/.local/state/mcpx`): pins are state the user built, not
+ * a cache to be thrown away.
+ *
+ * Written whole and atomically (temp file + rename); read synchronously (a few small files, as the
+ * registry is built). A file that does not parse is reported as corrupt: the caller rebuilds it
+ * and treats every definition as new. `mcpx trust approve` writes the same files, and a running
+ * mcpx watches the folder, so an approval lands without a restart.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+
+/** Bumped when the layout changes: a file of another format counts as corrupt (rebuilt). */
+const FORMAT = 1;
+
+/** The fields of a definition that are pinned (hashed and kept for `mcpx trust diff`). */
+export type PinnedDef = Record<string, unknown>;
+
+/** One pinned or pending definition. `def` is absent when it quoted a config secret. */
+export interface Pin {
+  hash: string;
+  def?: PinnedDef;
+}
+
+/** A pending entry: a definition waiting for approval, or a pinned one the server no longer lists. */
+export type PendingPin = Pin | { removed: true };
+
+export interface PinSection {
+  tools: Record<string, Pin>;
+  prompts: Record<string, Pin>;
+}
+
+/** One server launch's pins. */
+export interface PinEntry {
+  format: 1;
+  key: string;
+  /** The server's name when last written (informative: the key is what matches). */
+  server: string;
+  pinned: PinSection;
+  pending: { tools: Record<string, PendingPin>; prompts: Record<string, PendingPin> };
+}
+
+const pin = z.object({ hash: z.string(), def: z.record(z.string(), z.unknown()).optional() });
+const pending = z.union([pin, z.object({ removed: z.literal(true) })]);
+const entrySchema = z.object({
+  format: z.literal(FORMAT),
+  key: z.string(),
+  server: z.string(),
+  pinned: z.object({ tools: z.record(z.string(), pin), prompts: z.record(z.string(), pin) }),
+  pending: z.object({
+    tools: z.record(z.string(), pending),
+    prompts: z.record(z.string(), pending),
+  }),
+});
+
+/** The state folder: `$XDG_STATE_HOME/mcpx`, else `~/.local/state/mcpx`. */
+export function defaultStateDir(env: Readonly<Record<string, string | undefined>>): string {
+  const xdg = env.XDG_STATE_HOME;
+  // The XDG spec: a relative value is invalid and must be ignored.
+  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, "mcpx");
+  return path.join(os.homedir(), ".local", "state", "mcpx");
+}
+
+/** An entry with nothing pinned and nothing pending. */
+export function emptyEntry(key: string, server: string): PinEntry {
+  return {
+    format: FORMAT,
+    key,
+    server,
+    pinned: { tools: {}, prompts: {} },
+    pending: { tools: {}, prompts: {} },
+  };
+}
+
+/** What a read found: the entry, none yet, or a file that is there but unusable. */
+export type LoadResult =
+  { entry: PinEntry } | { missing: true } | { corrupt: string /* why, for the log */ };
+
+/** Reads, writes and watches pin files. Every write failure throws; reads never do. */
+export class PinStore {
+  readonly folder: string;
+  private watcher: FSWatcher | undefined;
+
+  constructor(dir: string) {
+    this.folder = path.join(dir, "pins");
+  }
+
+  file(key: string): string {
+    return path.join(this.folder, `${key}.json`);
+  }
+
+  load(key: string): LoadResult {
+    let text: string;
+    try {
+      text = readFileSync(this.file(key), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { missing: true };
+      return { corrupt: `unreadable (${(err as NodeJS.ErrnoException).code ?? "error"})` };
+    }
+    try {
+      const parsed = entrySchema.safeParse(JSON.parse(text));
+      if (!parsed.success) return { corrupt: "not a pin file of this mcpx version" };
+      if (parsed.data.key !== key) return { corrupt: "it holds another server's pins" };
+      return { entry: parsed.data };
+    } catch {
+      return { corrupt: "not JSON" };
+    }
+  }
+
+  /** Write `entry` whole: temp file 0600, then rename over the old one. */
+  save(entry: PinEntry): void {
+    this.makeFolder();
+    const file = this.file(entry.key);
+    const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+    try {
+      writeFileSync(temp, `${JSON.stringify(entry, null, 1)}\n`, { mode: 0o600, flag: "wx" });
+      renameSync(temp, file);
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * Call `onChange(key)` when a pin file changes (another process approved, or the user removed
+   * it). Events of our own writes come too: callers re-read and find nothing new.
+   */
+  watch(onChange: (key: string) => void): void {
+    if (this.watcher) return;
+    try {
+      this.makeFolder();
+    } catch {
+      // No state folder (a read-only home): pins are written where they can be, never watched.
+      return;
+    }
+    this.watcher = watch(this.folder, { persistent: false }, (_event, name) => {
+      const file = name?.toString();
+      if (file?.endsWith(".json")) onChange(file.slice(0, -".json".length));
+    });
+    // A folder removed under us (tests, the user): stop watching; pins are read again at start.
+    this.watcher.on("error", () => this.close());
+  }
+
+  close(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  /**
+   * The pins folder, the state folder and its parent (`~/.local/state`), 0700, no further up: a
+   * folder removed from under a running mcpx (a test's, a user's) is not brought back.
+   */
+  private makeFolder(): void {
+    const state = path.dirname(this.folder);
+    for (const dir of [path.dirname(state), state, this.folder]) {
+      try {
+        mkdirSync(dir, { mode: 0o700 });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+    }
+  }
+}
