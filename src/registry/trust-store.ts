@@ -34,6 +34,8 @@ export type PinnedDef = Record<string, unknown>;
 export interface Pin {
   hash: string;
   def?: PinnedDef;
+  /** Pending only: flagged when the server was first pinned (suspicious text), so not "new". */
+  firstSight?: true;
 }
 
 /** A pending entry: a definition waiting for approval, or a pinned one the server no longer lists. */
@@ -54,7 +56,11 @@ export interface PinEntry {
   pending: { tools: Record<string, PendingPin>; prompts: Record<string, PendingPin> };
 }
 
-const pin = z.object({ hash: z.string(), def: z.record(z.string(), z.unknown()).optional() });
+const pin = z.object({
+  hash: z.string(),
+  def: z.record(z.string(), z.unknown()).optional(),
+  firstSight: z.literal(true).optional(),
+});
 const pending = z.union([pin, z.object({ removed: z.literal(true) })]);
 const entrySchema = z.object({
   format: z.literal(FORMAT),

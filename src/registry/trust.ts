@@ -203,8 +203,16 @@ export class TrustPins {
       if (pin?.hash === hash) continue;
       const hits = suspiciousText(textOf(pinned).join("\n"));
       const finding: TrustFinding = { kind, name: def.name, hash, def };
+      const waiting = entry.pending[SECTION[kind]][def.name];
+      // Flagged at the server's first sight and still the same: suspicious, not new.
+      const seenFirst =
+        firstSight ||
+        (waiting !== undefined &&
+          "hash" in waiting &&
+          waiting.hash === hash &&
+          waiting.firstSight === true);
       if (pin) finding.change = "changed";
-      else if (!firstSight) finding.change = "new";
+      else if (!seenFirst) finding.change = "new";
       if (finding.change === "changed") finding.fields = changedFields(pin?.def, pinned);
       if (hits.length > 0) finding.suspicious = hits.map((h) => h.why);
       if (!flagged(finding)) {
@@ -213,7 +221,10 @@ export class TrustPins {
         continue;
       }
       findings.push(finding);
-      pending[SECTION[kind]][def.name] = this.keep(hash, pinned);
+      pending[SECTION[kind]][def.name] = {
+        ...this.keep(hash, pinned),
+        ...(seenFirst && !pin && { firstSight: true as const }),
+      };
     }
     for (const kind of ["tool", "prompt"] as const) {
       for (const name of Object.keys(entry.pinned[SECTION[kind]])) {

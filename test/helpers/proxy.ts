@@ -306,11 +306,13 @@ export async function startHttpFixture(
 export function runMcpx(
   args: string[],
   timeoutMs = 20_000,
+  /** Extra environment, e.g. `cacheEnv(home)` to share a state folder with a spawned mcpx. */
+  env: Record<string, string> = cacheEnv(),
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MCPX, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...cacheEnv() },
+      env: { ...process.env, ...env },
     });
     let stdout = "";
     let stderr = "";
