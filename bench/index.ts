@@ -20,6 +20,7 @@ import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens/index.js";
+import { runTrustBench } from "./trust.js";
 import { RESULTS, writeSections } from "./results.js";
 
 /** Every section, in report order. Add a benchmark here. */
@@ -34,6 +35,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   sandbox: runSandboxBench,
   dashboard: runDashboardBench,
   codemode: runCodeModeBench,
+  trust: runTrustBench,
 };
 
 async function main(): Promise<void> {

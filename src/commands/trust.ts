@@ -19,6 +19,7 @@ import {
   type PendingPin,
   type Pin,
   type PinEntry,
+  type PinnedDef,
 } from "../registry/trust-store.js";
 import type { JsonSchema } from "../types.js";
 import { loadOptions } from "./load.js";
@@ -54,8 +55,10 @@ export async function trust(o: TrustOptions): Promise<number> {
       );
       continue;
     }
-    if (o.action === "diff") out.push(...(await diffLines(server.name, read.entry, target.name)));
-    else {
+    if (o.action === "diff") {
+      const defs = store.loadDefs(launchKey(server));
+      out.push(...(await diffLines(server.name, read.entry, defs, target.name)));
+    } else {
       const done = approve(read.entry, target.name);
       if (done.approved.length === 0) continue;
       store.save(read.entry);
@@ -98,6 +101,7 @@ function resolveTarget(config: Config, ref: string | undefined): Target {
 async function diffLines(
   server: string,
   entry: PinEntry,
+  defs: Record<string, PinnedDef>,
   name: string | undefined,
 ): Promise<string[]> {
   const lines: string[] = [];
@@ -108,8 +112,8 @@ async function diffLines(
       const pinned = entry.pinned[section][n];
       const kind = section === "tools" ? "tool" : "prompt";
       const header = `${kind} ${server}.${n}: ${"removed" in pending ? "removed by the server" : pinned ? "changed" : "not approved yet"}`;
-      const before = pinned ? await render(pinned, kind, compiler) : "";
-      const after = "removed" in pending ? "" : await render(pending, kind, compiler);
+      const before = pinned ? await render(pinned, defs, kind, compiler) : "";
+      const after = "removed" in pending ? "" : await render(pending, defs, kind, compiler);
       lines.push(`=== ${header}`, wordDiff(before, after), "");
     }
   }
@@ -122,11 +126,12 @@ async function diffLines(
  */
 async function render(
   pin: Pin | PendingPin,
+  defs: Record<string, PinnedDef>,
   kind: "tool" | "prompt",
   compiler: SchemaCompiler,
 ): Promise<string> {
   if ("removed" in pin) return "";
-  const def = pin.def;
+  const def = defs[pin.hash];
   if (!def)
     return `(definition not kept: it quoted a value of the server's env or headers; hash ${pin.hash})`;
   const parts: string[] = [];

@@ -30,10 +30,14 @@ const FORMAT = 1;
 /** The fields of a definition that are pinned (hashed and kept for `mcpx trust diff`). */
 export type PinnedDef = Record<string, unknown>;
 
-/** One pinned or pending definition. `def` is absent when it quoted a config secret. */
+/**
+ * One pinned or pending definition, by hash. The definitions themselves (for `mcpx trust diff`)
+ * are in the entry's definitions file, `<key>.defs.json` (hash → definition), which start-up never
+ * reads: the index alone is what each start compares against. A definition that quoted a config
+ * secret is not kept there.
+ */
 export interface Pin {
   hash: string;
-  def?: PinnedDef;
   /** Pending only: flagged when the server was first pinned (suspicious text), so not "new". */
   firstSight?: true;
 }
@@ -56,22 +60,29 @@ export interface PinEntry {
   pending: { tools: Record<string, PendingPin>; prompts: Record<string, PendingPin> };
 }
 
-const pin = z.object({
-  hash: z.string(),
-  def: z.record(z.string(), z.unknown()).optional(),
-  firstSight: z.literal(true).optional(),
-});
-const pending = z.union([pin, z.object({ removed: z.literal(true) })]);
-const entrySchema = z.object({
-  format: z.literal(FORMAT),
-  key: z.string(),
-  server: z.string(),
-  pinned: z.object({ tools: z.record(z.string(), pin), prompts: z.record(z.string(), pin) }),
-  pending: z.object({
-    tools: z.record(z.string(), pending),
-    prompts: z.record(z.string(), pending),
-  }),
-});
+/**
+ * Whether `v` is a pin file of this format. Checked by hand, not with zod: every start reads one
+ * file per server, and this is the whole cost of reading a small one (see bench "trust").
+ */
+function isEntry(v: unknown): v is PinEntry {
+  const obj = (x: unknown): x is Record<string, unknown> =>
+    typeof x === "object" && x !== null && !Array.isArray(x);
+  const pins = (x: unknown, removable: boolean) =>
+    obj(x) &&
+    Object.values(x).every(
+      (p) => obj(p) && (typeof p.hash === "string" || (removable && p.removed === true)),
+    );
+  const section = (x: unknown, removable: boolean) =>
+    obj(x) && pins(x.tools, removable) && pins(x.prompts, removable);
+  return (
+    obj(v) &&
+    v.format === FORMAT &&
+    typeof v.key === "string" &&
+    typeof v.server === "string" &&
+    section(v.pinned, false) &&
+    section(v.pending, true)
+  );
+}
 
 /** The state folder: `$XDG_STATE_HOME/mcpx`, else `~/.local/state/mcpx`. */
 export function defaultStateDir(env: Readonly<Record<string, string | undefined>>): string {
@@ -109,6 +120,23 @@ export class PinStore {
     return path.join(this.folder, `${key}.json`);
   }
 
+  /** The definitions file of `key`: hash → definition. */
+  defsFile(key: string): string {
+    return path.join(this.folder, `${key}.defs.json`);
+  }
+
+  /** The kept definitions of `key` by hash (none when the file is missing or unusable). */
+  loadDefs(key: string): Record<string, PinnedDef> {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(this.defsFile(key), "utf8"));
+      const defs = z.record(z.string(), z.record(z.string(), z.unknown())).safeParse(parsed);
+      return defs.success ? defs.data : {};
+    } catch {
+      // Missing or not JSON: diffs show hashes only; the index is what matters.
+      return {};
+    }
+  }
+
   load(key: string): LoadResult {
     let text: string;
     try {
@@ -118,22 +146,42 @@ export class PinStore {
       return { corrupt: `unreadable (${(err as NodeJS.ErrnoException).code ?? "error"})` };
     }
     try {
-      const parsed = entrySchema.safeParse(JSON.parse(text));
-      if (!parsed.success) return { corrupt: "not a pin file of this mcpx version" };
-      if (parsed.data.key !== key) return { corrupt: "it holds another server's pins" };
-      return { entry: parsed.data };
+      const parsed: unknown = JSON.parse(text);
+      if (!isEntry(parsed)) return { corrupt: "not a pin file of this mcpx version" };
+      if (parsed.key !== key) return { corrupt: "it holds another server's pins" };
+      return { entry: parsed };
     } catch {
       return { corrupt: "not JSON" };
     }
   }
 
-  /** Write `entry` whole: temp file 0600, then rename over the old one. */
-  save(entry: PinEntry): void {
+  /**
+   * Write `entry` whole, and with `defs` (hash → definition) add those to its definitions file,
+   * dropping the ones no pin refers to any more. Definitions first: an index never names a
+   * definition that is not there yet.
+   */
+  save(entry: PinEntry, defs?: Record<string, PinnedDef>): void {
     this.makeFolder();
-    const file = this.file(entry.key);
+    if (defs) {
+      const used = new Set(
+        [entry.pinned, entry.pending].flatMap((section) =>
+          [...Object.values(section.tools), ...Object.values(section.prompts)].flatMap((p) =>
+            "hash" in p ? [p.hash] : [],
+          ),
+        ),
+      );
+      const all = { ...this.loadDefs(entry.key), ...defs };
+      const kept = Object.fromEntries(Object.entries(all).filter(([hash]) => used.has(hash)));
+      this.writeAtomic(this.defsFile(entry.key), JSON.stringify(kept));
+    }
+    this.writeAtomic(this.file(entry.key), `${JSON.stringify(entry, null, 1)}\n`);
+  }
+
+  /** Temp file 0600, then rename over the old one. */
+  private writeAtomic(file: string, text: string): void {
     const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     try {
-      writeFileSync(temp, `${JSON.stringify(entry, null, 1)}\n`, { mode: 0o600, flag: "wx" });
+      writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
       renameSync(temp, file);
     } catch (err) {
       rmSync(temp, { force: true });
@@ -155,7 +203,9 @@ export class PinStore {
     }
     this.watcher = watch(this.folder, { persistent: false }, (_event, name) => {
       const file = name?.toString();
-      if (file?.endsWith(".json")) onChange(file.slice(0, -".json".length));
+      if (file?.endsWith(".json") && !file.endsWith(".defs.json")) {
+        onChange(file.slice(0, -".json".length));
+      }
     });
     // A folder removed under us (tests, the user): stop watching; pins are read again at start.
     this.watcher.on("error", () => this.close());

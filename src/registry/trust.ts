@@ -52,8 +52,18 @@ export function pinnedPrompt(p: PromptDef): PinnedDef {
   };
 }
 
+/**
+ * The hash of a definition as the server serialized it (key order kept: `JSON.stringify` is
+ * several times faster than a canonical form, and start-up pays for every definition). A server
+ * that only reorders keys is not flagged: a mismatch is compared in canonical form first.
+ */
 export function hashDef(def: PinnedDef): string {
-  return createHash("sha256").update(canonicalJson(def)).digest("hex").slice(0, 32);
+  return createHash("sha256").update(JSON.stringify(def)).digest("hex").slice(0, 32);
+}
+
+/** Whether two definitions are the same up to key order. */
+function sameDef(a: PinnedDef | undefined, b: PinnedDef): boolean {
+  return a !== undefined && canonicalJson(a) === canonicalJson(b);
 }
 
 /** Every string inside a definition (descriptions, schema texts, enum values), one per line. */
@@ -123,6 +133,8 @@ export class TrustPins {
   private readonly entries = new Map<string, PinEntry>();
   /** What was already logged (key, kind, name, hash), so a finding is said once, not each refresh. */
   private readonly said = new Set<string>();
+  /** launchKey per server config (a hash of the launch: computed once, not on every check). */
+  private readonly keys = new WeakMap<ServerState["config"], string>();
 
   constructor(private readonly options: TrustPinsOptions) {}
 
@@ -173,7 +185,7 @@ export class TrustPins {
     state: ServerState,
     defs: { kind: Kind; def: ToolDef | PromptDef; pinned: PinnedDef }[],
   ): TrustFinding[] {
-    const key = launchKey(state.config);
+    const key = this.keyOf(state);
     let entry = this.entries.get(key);
     let firstSight = false;
     let dirty = false;
@@ -196,11 +208,26 @@ export class TrustPins {
     const findings: TrustFinding[] = [];
     const pending: PinEntry["pending"] = { tools: {}, prompts: {} };
     const listed = { tool: new Set<string>(), prompt: new Set<string>() };
+    /** Definitions to add to the definitions file (hash → definition). */
+    const kept: Record<string, PinnedDef> = {};
+    const keep = (hash: string, pinned: PinnedDef): Pin => {
+      if (this.keepable(pinned)) kept[hash] = pinned;
+      return { hash };
+    };
+    // The pinned definitions, read only when a hash differs (never on a start where all match).
+    let stored: Record<string, PinnedDef> | undefined;
+    const pinnedDef = (hash: string) => (stored ??= this.options.store.loadDefs(key))[hash];
     for (const { kind, def, pinned } of defs) {
       listed[kind].add(def.name);
       const hash = hashDef(pinned);
       const pin = entry.pinned[SECTION[kind]][def.name];
       if (pin?.hash === hash) continue;
+      if (pin && sameDef(pinnedDef(pin.hash), pinned)) {
+        // Only the key order changed: the pin takes the new hash, nothing to review.
+        entry.pinned[SECTION[kind]][def.name] = keep(hash, pinned);
+        dirty = true;
+        continue;
+      }
       const hits = suspiciousText(textOf(pinned).join("\n"));
       const finding: TrustFinding = { kind, name: def.name, hash, def };
       const waiting = entry.pending[SECTION[kind]][def.name];
@@ -213,16 +240,17 @@ export class TrustPins {
           waiting.firstSight === true);
       if (pin) finding.change = "changed";
       else if (!seenFirst) finding.change = "new";
-      if (finding.change === "changed") finding.fields = changedFields(pin?.def, pinned);
+      if (finding.change === "changed")
+        finding.fields = changedFields(pin && pinnedDef(pin.hash), pinned);
       if (hits.length > 0) finding.suspicious = hits.map((h) => h.why);
       if (!flagged(finding)) {
-        entry.pinned[SECTION[kind]][def.name] = this.keep(hash, pinned);
+        entry.pinned[SECTION[kind]][def.name] = keep(hash, pinned);
         dirty = true;
         continue;
       }
       findings.push(finding);
       pending[SECTION[kind]][def.name] = {
-        ...this.keep(hash, pinned),
+        ...keep(hash, pinned),
         ...(seenFirst && !pin && { firstSight: true as const }),
       };
     }
@@ -237,7 +265,7 @@ export class TrustPins {
       entry.pending = pending;
       entry.server = state.name;
       try {
-        this.options.store.save(entry);
+        this.options.store.save(entry, kept);
       } catch (err) {
         this.options.logger.warn(`${state.name}: pin file not written: ${errorMessage(err)}`);
       }
@@ -245,19 +273,27 @@ export class TrustPins {
     return findings;
   }
 
-  /** A pin, without its definition when the definition quotes a config secret. */
-  private keep(hash: string, def: PinnedDef): Pin {
+  /** Whether a definition may be written to disk: not when it quotes a config secret. */
+  private keepable(def: PinnedDef): boolean {
     const text = JSON.stringify(def);
     for (const secret of this.options.secrets()) {
-      if (secret.length >= 4 && text.includes(JSON.stringify(secret).slice(1, -1))) {
-        return { hash };
-      }
+      if (secret.length >= 4 && text.includes(JSON.stringify(secret).slice(1, -1))) return false;
     }
-    return { hash, def };
+    return true;
+  }
+
+  private keyOf(state: ServerState): string {
+    let key = this.keys.get(state.config);
+    if (key === undefined) {
+      key = launchKey(state.config);
+      this.keys.set(state.config, key);
+    }
+    return key;
   }
 
   private logFindings(state: ServerState, mode: TrustMode): void {
-    const key = launchKey(state.config);
+    if (!state.trust) return;
+    const key = this.keyOf(state);
     for (const f of state.trust?.findings ?? []) {
       const id = `${key}\0${f.kind}\0${f.name}\0${f.change ?? ""}\0${f.hash ?? ""}`;
       if (this.said.has(id)) continue;

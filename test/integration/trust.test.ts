@@ -89,7 +89,7 @@ function setup(mode: "warn" | "hold") {
     pinFile: () =>
       path.join(
         pinsDir,
-        readdirSync(pinsDir).find((f) => f.endsWith(".json"))!,
+        readdirSync(pinsDir).find((f) => f.endsWith(".json") && !f.endsWith(".defs.json"))!,
       ),
   };
 }
@@ -121,6 +121,10 @@ describe("trust pins (spawned mcpx, a fixture whose definitions change between s
     expect(statSync(pinFile).mode & 0o777).toBe(0o600);
     expect(statSync(t.pinsDir).mode & 0o777).toBe(0o700);
     expect(readFileSync(pinFile, "utf8")).not.toContain(SECRET);
+    // The definitions (for diffs) sit beside the index, as private.
+    const defsFile = pinFile.replace(/\.json$/, ".defs.json");
+    expect(readFileSync(defsFile, "utf8")).toContain("Multiply two numbers.");
+    expect(statSync(defsFile).mode & 0o777).toBe(0o600);
 
     t.serve(V2);
     const second = await t.start();

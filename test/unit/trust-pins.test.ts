@@ -90,10 +90,7 @@ describe("trust pins", () => {
     t.pins.check(s);
     const source = { servers: () => [s], server: (n: string) => (n === "s" ? s : undefined) };
     const names = (profile: string) => {
-      const view = new CatalogView(
-        t.config.profiles[profile]!,
-        source,
-      );
+      const view = new CatalogView(t.config.profiles[profile]!, source);
       return view.servers()[0]!.tools.map((x) => x.name);
     };
     expect(names("default")).toEqual(["a", "b"]);
@@ -101,10 +98,7 @@ describe("trust pins", () => {
     expect(names("loose")).toEqual(["a", "b"]); // a profile never loosens: the server's warn stays
     const held = { ...s, config: { ...s.config, trust: "hold" as const } };
     const heldSource = { servers: () => [held], server: () => held };
-    const view = new CatalogView(
-      t.config.profiles.loose!,
-      heldSource,
-    );
+    const view = new CatalogView(t.config.profiles.loose!, heldSource);
     expect(view.servers()[0]!.tools.map((x) => x.name)).toEqual(["b"]);
   });
 
@@ -153,8 +147,10 @@ describe("trust pins", () => {
     const t = setup();
     t.pins.check(t.state([tool("a", `Uses token ${SECRET}.`), tool("b", "B.")]));
     t.pins.check(t.state([tool("a", `Uses token ${SECRET} now.`), tool("b", "B.")]));
-    const text = readFileSync(t.file(), "utf8");
-    expect(text).not.toContain(SECRET);
-    expect(text).toContain('"b"');
+    const index = readFileSync(t.file(), "utf8");
+    const defs = readFileSync(t.store.defsFile(launchKey(t.server)), "utf8");
+    expect(index).not.toContain(SECRET);
+    expect(defs).not.toContain(SECRET);
+    expect(defs).toContain('"B."');
   });
 });
