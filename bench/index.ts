@@ -21,6 +21,7 @@ import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
 import { runTokenBench } from "./tokens/index.js";
+import { runTrustBench } from "./trust.js";
 import { RESULTS, writeSections } from "./results.js";
 
 /** Every section, in report order. Add a benchmark here. */
@@ -36,6 +37,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   sandbox: runSandboxBench,
   dashboard: runDashboardBench,
   codemode: runCodeModeBench,
+  trust: runTrustBench,
 };
 
 async function main(): Promise<void> {

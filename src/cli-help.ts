@@ -81,6 +81,20 @@ Examples:
 
 ${EXIT_CODES}`;
 
+export const TRUST_HELP = `
+mcpx pins each server's tool and prompt definitions the first time it sees them
+($XDG_STATE_HOME/mcpx/pins/). A definition that changes, a new one, or one with hidden characters
+or text addressed to the model waits here: "diff" shows it as a word diff against its pin
+([-removed-] {+added+}), "approve" pins it, and a running mcpx serves it at once.
+
+Examples:
+  mcpx trust diff mcpx.json
+  mcpx trust diff mcpx.json github.create_issue
+  mcpx trust approve mcpx.json github.create_issue
+  mcpx trust approve mcpx.json github          (everything pending of the server)
+
+${EXIT_CODES}`;
+
 export const DAEMON_HELP = `
 A client that launches \`mcpx <config> --daemon\` gets a thin shim: it attaches to the one mcpx
 daemon of that config file (starting it in the background when none runs) and relays the

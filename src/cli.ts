@@ -12,6 +12,7 @@ import {
   INSTALL_HELP,
   SERVE_EXAMPLES,
   STATS_HELP,
+  TRUST_HELP,
   UNINSTALL_HELP,
   VALIDATE_HELP,
 } from "./cli-help.js";
@@ -98,6 +99,13 @@ export interface ValidateOptions extends SourceOptions {
   connect: boolean;
 }
 
+/** `mcpx trust diff|approve <config> [server[.tool]]`. */
+export interface TrustOptions extends SourceOptions {
+  action: "diff" | "approve";
+  file: string;
+  ref?: string;
+}
+
 export interface StatsOptions extends SourceOptions {
   file: string;
   json: boolean;
@@ -111,6 +119,7 @@ export type Invocation =
   | { command: "uninstall"; options: UninstallOptions }
   | { command: "validate"; options: ValidateOptions }
   | { command: "stats"; options: StatsOptions }
+  | { command: "trust"; options: TrustOptions }
   | { command: "daemon"; options: DaemonOptions }
   | { command: "output"; text: string };
 
@@ -321,6 +330,36 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
         },
       });
     });
+  sourceOptions(program.commands.at(-1)!, { untrusted: true });
+
+  subcommand(
+    "trust",
+    "<action>",
+    "review (diff) and approve changed, new or suspicious tool definitions",
+  )
+    .argument("<config>")
+    .argument("[ref]", "server or server.tool (approve: required)")
+    .addHelpText("after", TRUST_HELP)
+    .action(
+      (action: string, config: string, ref: string | undefined, o: Record<string, unknown>) => {
+        if (action !== "diff" && action !== "approve") {
+          throw new UsageError(
+            `unknown trust action "${action}".`,
+            `Use diff or approve (e.g. mcpx trust diff ${config}).`,
+          );
+        }
+        if (action === "approve" && ref === undefined) {
+          throw new UsageError(
+            "mcpx trust approve needs what to approve.",
+            `Name a server or server.tool (mcpx trust diff ${config} lists what waits).`,
+          );
+        }
+        set({
+          command: "trust",
+          options: { ...source(o), action, file: config, ...(ref !== undefined && { ref }) },
+        });
+      },
+    );
   sourceOptions(program.commands.at(-1)!, { untrusted: true });
 
   subcommand("stats", "<file>", "tokens of the tool definitions, directly and through mcpx")

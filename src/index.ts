@@ -44,6 +44,8 @@ async function main(): Promise<number | undefined> {
       return (await import("./commands/install.js")).install(invocation.options);
     case "uninstall":
       return (await import("./commands/uninstall.js")).uninstall(invocation.options);
+    case "trust":
+      return (await import("./commands/trust.js")).trust(invocation.options);
     case "validate":
       return (await import("./commands/validate.js")).validate(invocation.options);
     case "stats":

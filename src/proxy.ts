@@ -9,6 +9,8 @@ import { Executor } from "./executor/executor.js";
 import type { Logger } from "./logger.js";
 import type { ClientFactory } from "./upstream/types.js";
 import { CatalogCache } from "./registry/catalog-cache.js";
+import { TrustPins } from "./registry/trust.js";
+import { PinStore } from "./registry/trust-store.js";
 import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";
 import type { Clock } from "./clock.js";
@@ -30,6 +32,8 @@ export interface ProxyOptions {
   factoryFor?: (server: ServerConfig) => ClientFactory;
   /** Folder of the persistent catalog cache (see registry/catalog-cache.ts); none: no cache. */
   cacheDir?: string;
+  /** State folder holding trust pins (see registry/trust.ts); none: no pins kept. */
+  stateDir?: string;
 }
 
 export interface Proxy {
@@ -63,8 +67,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           logger: logger.child("cache"),
           secrets: () => secrets,
         });
+  const pinStore = options.stateDir === undefined ? undefined : new PinStore(options.stateDir);
+  const trust =
+    pinStore &&
+    new TrustPins({
+      store: pinStore,
+      logger: logger.child("trust"),
+      configFile: config.file,
+      secrets: () => secrets,
+    });
   const registry = new Registry(config, {
     ...(cache && { cache }),
+    ...(trust && { trust }),
     logger,
     tracker,
     ...(options.clock && { clock: options.clock }),
@@ -99,6 +113,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   return {
     context,
     start: async () => {
+      // Approvals (`mcpx trust approve`) land without a restart: the pin file changes, we re-read.
+      pinStore?.watch((key) => registry.repin(key));
       await registry.start();
       monitor.start();
     },
@@ -137,6 +153,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // pool, so closing it ends every upstream process.
       monitor.stop();
       pending.close();
+      pinStore?.close();
       // Scripts still running (drain cancelled them) end with their worker threads, before the
       // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
       // until they are closed.

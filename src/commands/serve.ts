@@ -12,6 +12,7 @@ import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
+import { defaultStateDir } from "../registry/trust-store.js";
 import { exposure } from "../auth/http-security.js";
 import type { EarlyStdio } from "../server/early.js";
 import { serveStdio } from "../server/stdio.js";
@@ -35,7 +36,11 @@ export async function serve(cli: ServeOptions, early?: EarlyStdio): Promise<numb
   }
   if (bind) logger.warn(bind.warning);
 
-  const proxy = createProxy(config, { logger, ...cacheDir(config) });
+  const proxy = createProxy(config, {
+    logger,
+    ...cacheDir(config),
+    stateDir: defaultStateDir(process.env),
+  });
   const telemetry = await loadTelemetry(cli, proxy);
   const lifecycle = installShutdown(proxy, config, logger, logFile);
   lifecycle.telemetry = telemetry;

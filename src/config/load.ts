@@ -31,6 +31,7 @@ export type {
   ResultCompression,
   SchemaCompression,
   ServerConfig,
+  TrustMode,
   SessionPolicy,
   SessionSettings,
   ToolFilter,
@@ -120,6 +121,8 @@ export function parseConfig(
       untrusted,
       ...(options.origin && { origin: options.origin }),
       resultBudget: settings?.resultBudget ?? DEFAULTS.resultBudget,
+      // An untrusted file's servers may change under it: hold what changes until the user looks.
+      trust: untrusted || settings?.trust === "untrusted" ? "hold" : (settings?.trust ?? "warn"),
     },
     env,
     found,

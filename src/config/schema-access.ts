@@ -4,6 +4,12 @@
  */
 import { z } from "zod";
 
+/**
+ * What mcpx does with a tool or prompt whose definition differs from its pin, is new on a pinned
+ * server, or holds suspicious text (src/registry/trust.ts): nothing, say so, or hold it back.
+ */
+export const trustModeSchema = z.enum(["off", "warn", "hold"]);
+
 /** `tools` of a profile: `server.tool` refs with `*` wildcards; deny wins over allow. */
 export const profileToolsSchema = z.strictObject({
   allow: z
@@ -52,6 +58,12 @@ export const profileSchema = z.strictObject(
       .optional()
       .describe(
         "Tools a person must allow (through elicitation) before each call: `server.tool` patterns, or `destructive`.",
+      ),
+    /** Pins for this profile's callers: only ever stricter than the server's own mode. */
+    trust: trustModeSchema
+      .optional()
+      .describe(
+        "`hold` or `warn`: this profile's callers get changed, new or suspicious definitions held (or noted) even where the server's own `trust` is looser; never looser than it.",
       ),
     /** `call({ script })`: true, false, or limits (codeModeLimitsSchema), checked in access.ts. */
     codeMode: z

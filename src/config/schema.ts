@@ -7,7 +7,9 @@ export {
   profileSchema,
   profilesSchema,
   profileToolsSchema,
+  trustModeSchema,
 } from "./schema-access.js";
+import { trustModeSchema } from "./schema-access.js";
 
 /** Server names prefix tool refs (`server.tool`), so they cannot contain dots. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
@@ -115,6 +117,12 @@ const common = {
     .optional()
     .describe(
       "`lazy`: started on first use, its catalog from the cache, closed after `idleTimeout` unused (default `eager`).",
+    ),
+  /** Pinned definitions for this server (the top-level `trust` otherwise); see registry/trust.ts. */
+  trust: trustModeSchema
+    .optional()
+    .describe(
+      "Pinned tool and prompt definitions of this server: `off`, `warn` or `hold` (default: the top-level `trust`). A boolean is Gemini CLI's key, ignored.",
     ),
 };
 
@@ -386,10 +394,10 @@ export const settingsSchema = z.strictObject({
    * servers, only https to public hosts, no credentials or environment values sent upstream.
    */
   trust: z
-    .literal("untrusted")
+    .enum(["off", "warn", "hold", "untrusted"])
     .optional()
     .describe(
-      "`untrusted`: no stdio servers, only https to public hosts, no credentials or environment values sent upstream, no code mode.",
+      "Pinned tool and prompt definitions (docs/trust.md): `warn` (default) serves a changed, new or suspicious definition and says so, `hold` keeps it out of the catalog until `mcpx trust approve`, `off` pins nothing (suspicious text is still noted). `untrusted`: the file may not be the user's (no stdio servers, only https to public hosts, no credentials or environment values sent upstream, no code mode), and pins `hold`.",
     ),
 });
 export type Settings = z.infer<typeof settingsSchema>;

@@ -14,7 +14,13 @@ import {
   type ServerEntry,
 } from "./schema.js";
 import { untrustedProblems } from "./trust.js";
-import { DEFAULTS, type Env, type ServerConfig, type UpstreamSpec } from "./types.js";
+import {
+  DEFAULTS,
+  type Env,
+  type ServerConfig,
+  type TrustMode,
+  type UpstreamSpec,
+} from "./types.js";
 import { isRecord } from "../json.js";
 
 /** Where a server entry came from, when the file is another client's (see formats/). */
@@ -36,6 +42,8 @@ export interface ServerDefaults {
   origin?: Origin;
   /** Result budget in tokens for servers that set none. */
   resultBudget: number;
+  /** Pins for servers that set no `trust` of their own. */
+  trust: TrustMode;
 }
 
 /**
@@ -109,6 +117,7 @@ function parseServer(
       idleTimeoutMs: entry.idleTimeout ?? DEFAULTS.idleTimeoutMs,
     },
     resultBudget: entry.resultBudget ?? defaults.resultBudget,
+    trust: entry.trust ?? defaults.trust,
     ...(entry.start === "lazy" && { start: "lazy" as const }),
     ...(entry.description !== undefined && { description: entry.description }),
     ...(entry.tools && (entry.tools.include || entry.tools.exclude) && { tools: entry.tools }),
@@ -138,7 +147,8 @@ function withoutForeignKeys(
   const ours: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
     const client = FOREIGN_SERVER_KEYS[key];
-    if (client === undefined) ours[key] = value;
+    // Gemini CLI's `trust` is a boolean (skip its confirmations); a string is ours (pins).
+    if (client === undefined || (key === "trust" && typeof value === "string")) ours[key] = value;
     else found.warnings.push(`${at}.${key}: ${client}'s key, not supported by mcpx; ignored.`);
   }
   return ours;

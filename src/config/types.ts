@@ -48,7 +48,15 @@ export interface ServerConfig {
   roots?: string[];
   /** "lazy": not started until a request needs it, closed after `session.idleTimeoutMs` unused. */
   start?: "lazy";
+  /**
+   * Pinned definitions (src/registry/trust.ts): the entry's `trust`, else the top-level one
+   * (`hold` in an untrusted config), else `warn`. Absent (configs built in code): `warn`.
+   */
+  trust?: TrustMode;
 }
+
+/** What a changed, new or suspicious tool or prompt definition gets: see src/registry/trust.ts. */
+export type TrustMode = "off" | "warn" | "hold";
 
 /** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
 export interface Profile {
@@ -69,6 +77,8 @@ export interface Profile {
    * every tool annotated `destructiveHint: true`. Absent: none.
    */
   confirm?: string[];
+  /** Pins for this profile's callers: the stricter of this and the server's mode applies. */
+  trust?: TrustMode;
   /** `server.prompt` patterns with `*`, as `tools`; absent: every prompt of the profile's servers. */
   prompts?: { allow?: string[]; deny: string[] };
 

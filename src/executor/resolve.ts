@@ -11,6 +11,7 @@ import { matchesUriTemplate } from "../upstream/uri-template.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { CatalogSource } from "../registry/view.js";
 import type { ToolDef } from "../types.js";
+import { approveCommand, findingText, flagged } from "../registry/trust.js";
 
 export type Resolution =
   | {
@@ -30,6 +31,8 @@ export function resolveTool(
   const named = parsed && catalog.server(parsed.server);
   const exact = named?.tools.find((t) => t.name === parsed?.tool);
   if (named && exact) return usable(named, exact, redact);
+  const held = named && parsed && heldTool(named, parsed.tool);
+  if (held) return { error: held };
   // A down server fails fast with what we know, so the model stops retrying it.
   if (named && !exact && !available(named)) return { error: unavailable(named, redact) };
 
@@ -48,6 +51,19 @@ export function resolveTool(
     };
   }
   return { error: notFound(ref, parsed, named, catalog) };
+}
+
+/**
+ * Why `tool` of `server` is held out of the catalog (changed, new or suspicious under trust
+ * `hold`), naming what changed and the commands that review and approve it; undefined when it
+ * is not held. Findings are already narrowed to the caller's view.
+ */
+function heldTool(server: ServerState, tool: string): string | undefined {
+  const report = server.trust;
+  const finding = report?.findings.find((f) => f.kind === "tool" && f.name === tool);
+  if (!report?.held || !finding || !flagged(finding)) return undefined;
+  const ref = `${server.name}.${tool}`;
+  return `Tool "${ref}" is held: ${findingText(finding)}. mcpx does not serve it until a person reviews it: \`mcpx trust diff ${JSON.stringify(report.config)} ${ref}\`, then \`${approveCommand(report.config, ref)}\`. Tell the user; do not retry.`;
 }
 
 interface Match {

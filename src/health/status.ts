@@ -1,6 +1,7 @@
 import type { PoolStats } from "../registry/pool.js";
 import type { ServerStatus } from "../registry/registry.js";
 import type { Registry } from "../registry/registry.js";
+import { findingText } from "../registry/trust.js";
 
 export interface ServerReport {
   status: ServerStatus;
@@ -14,6 +15,11 @@ export interface ServerReport {
    */
   notes?: Record<string, string>;
   tools: number;
+  /**
+   * What the trust pins say (src/registry/trust.ts): each finding as `kind name: what`, and
+   * whether flagged ones are held (server's own mode; a profile may hold more).
+   */
+  trust?: { held: boolean; findings: string[] };
   consecutiveFailures: number;
   lastSuccessAt?: string;
   latencyMs?: number;
@@ -51,6 +57,12 @@ export function healthReport(registry: Registry): HealthReport {
       ...(s.error !== undefined && s.status !== "ready" && { error: s.error }),
       ...(s.notes && { notes: { ...s.notes } }),
       tools: s.tools.length,
+      ...(s.trust && {
+        trust: {
+          held: s.trust.held,
+          findings: s.trust.findings.map((f) => `${f.kind} ${f.name}: ${findingText(f)}`),
+        },
+      }),
       consecutiveFailures: h.consecutiveFailures,
       ...(h.lastSuccessAt !== undefined && { lastSuccessAt: iso(h.lastSuccessAt) }),
       ...(h.latencyMs !== undefined && { latencyMs: Math.round(h.latencyMs * 10) / 10 }),

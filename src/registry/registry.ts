@@ -20,6 +20,7 @@ import { ServerGroup } from "./group.js";
 import { LazyServers } from "./lazy.js";
 import type { PoolStats, SessionPool } from "./pool.js";
 import { ServerStates } from "./states.js";
+import type { TrustPins } from "./trust.js";
 import type { ServerHealth, ServerState, ServerStatus } from "./types.js";
 
 import { NeedsLooks } from "./capability-tools.js";
@@ -38,6 +39,8 @@ export interface RegistryOptions {
   clock?: Clock;
   /** The persistent catalog cache; none: every start discovers from scratch. */
   cache?: CatalogCache;
+  /** Pinned definitions each catalog is checked against (src/registry/trust.ts); none: no pins. */
+  trust?: TrustPins;
 }
 
 type UpdateListener = (server: string, uri: string) => void;
@@ -76,7 +79,7 @@ export class Registry {
   ) {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
-    this.states = new ServerStates(this.log, this.now);
+    this.states = new ServerStates(this.log, this.now, options.trust);
     this.clock = options.clock;
     this.cache = options.cache;
     this.needsLooks = new NeedsLooks(this.log);
@@ -349,6 +352,11 @@ export class Registry {
    */
   rootsChanged(clientId: string): number {
     return this.relayHub.rootsChanged(clientId);
+  }
+
+  /** The pin file of launch `key` changed (an approval): check its servers against it again. */
+  repin(key: string): void {
+    this.states.repin(key);
   }
 
   /** Called with a server's name whenever its part of the catalog or its status changes. */

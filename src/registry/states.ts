@@ -12,6 +12,8 @@ import type { CachedCatalog } from "./catalog-cache.js";
 import { applyList, type ListUpdate } from "./discovery.js";
 import type { ToolNeeds } from "./capability-tools.js";
 import { afterDiscovery, logNotes, withNote, type OptionalMethod } from "./notes.js";
+import { launchKey } from "./catalog-cache.js";
+import type { TrustPins } from "./trust.js";
 import type { Catalog, ServerHealth, ServerState, ServerStatus } from "./types.js";
 
 type ChangeListener = (server: string) => void;
@@ -25,8 +27,20 @@ export class ServerStates extends Map<string, ServerState> {
   constructor(
     private readonly log: Logger,
     private readonly now: () => number,
+    /** Pins each catalog is checked against as it lands; none: no pins kept. */
+    private readonly trust?: TrustPins,
   ) {
     super();
+  }
+
+  /** The pin file of `key` changed (an approval): check its servers again, announce changes. */
+  repin(key: string): void {
+    if (!this.trust) return;
+    this.trust.reload(key);
+    for (const state of this.values()) {
+      if (state.catalogFrom === undefined || launchKey(state.config) !== key) continue;
+      if (this.trust.check(state)) this.emit(state.name);
+    }
   }
 
   /** A new server: "starting", unless it is lazy and the cache has its catalog (`cached`). */
@@ -46,6 +60,8 @@ export class ServerStates extends Map<string, ServerState> {
       ...(cached && { catalogFrom: "cache" as const }),
       ...(lazy && { running: false }),
     });
+    const state = this.get(server.name);
+    if (cached && state) this.trust?.check(state);
   }
 
   /** Called with a server's name whenever its part of the catalog or its status changes. */
@@ -182,6 +198,7 @@ export class ServerStates extends Map<string, ServerState> {
     if (notes) state.notes = notes;
     else delete state.notes;
     delete state.error;
+    this.trust?.check(state);
     state.health = { consecutiveFailures: 0, lastSuccessAt: this.now() };
     this.log.info(
       `${state.name}: ready, ${state.tools.length} tools, ${state.resources.length} resources in ${this.now() - startedAt} ms`,
@@ -243,7 +260,9 @@ export class ServerStates extends Map<string, ServerState> {
       const state = this.get(name);
       if (!state) continue;
       const before = state.notes;
-      const changed = applyList(state, list, this.now());
+      const listChanged = applyList(state, list, this.now());
+      const trustChanged = kind !== "resources" && this.trust?.check(state) === true;
+      const changed = listChanged || trustChanged;
       logNotes(this.log, name, before, state.notes);
       if (!changed) {
         this.log.debug(`${name}: ${kind} list changed; nothing new`);

@@ -63,6 +63,39 @@ export interface ServerState {
    * which (src/registry/capability-tools.ts). Absent: none, or not looked at yet.
    */
   needs?: ToolNeeds;
+  /**
+   * Definitions that differ from their pins, are new on a pinned server, were removed, or hold
+   * suspicious text (src/registry/trust.ts). Absent: nothing to say (or no pins kept).
+   */
+  trust?: TrustReport;
+}
+
+/** One tool or prompt definition the pins have something to say about. */
+export interface TrustFinding {
+  kind: "tool" | "prompt";
+  name: string;
+  /**
+   * changed: differs from its pin; new: not pinned, on a server that is (or whose pin file was
+   * rebuilt); removed: pinned, no longer listed (noted, never held). Absent: only suspicious.
+   */
+  change?: "changed" | "new" | "removed";
+  /** changed: the pinned fields that differ (description, inputSchema, …). */
+  fields?: string[];
+  /** The suspicious-text rules (src/registry/trust-rules.ts) it breaks: why, in words. */
+  suspicious?: string[];
+  /** The hash of the definition as served now (not for removed ones). */
+  hash?: string;
+  /** The definition as served now (not for removed ones), so views can tell who may see it. */
+  def?: ToolDef | PromptDef;
+}
+
+/** What the pins say about one server, and whether its flagged definitions are held. */
+export interface TrustReport {
+  findings: TrustFinding[];
+  /** Flagged tools and prompts are out of the catalog (trust `hold` for whoever reads this). */
+  held: boolean;
+  /** The config file, as `mcpx trust diff|approve` take it. */
+  config: string;
 }
 
 export type { OptionalMethod } from "./notes.js";

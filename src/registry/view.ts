@@ -23,7 +23,8 @@ import {
   unrestricted,
   type AccessConfig,
 } from "./profiles.js";
-import type { ServerState } from "./types.js";
+import { flagged, stricter } from "./trust.js";
+import type { ServerState, TrustFinding, TrustReport } from "./types.js";
 import { ToolIndex, type SearchHit } from "./search.js";
 
 /** What the meta-tools and the executor read: the registry itself, or a profile's view of it. */
@@ -59,6 +60,15 @@ interface Lists {
 export class CatalogView implements CatalogSource {
   private readonly filtered = new WeakMap<readonly ToolDef[], ToolDef[]>();
   private readonly filteredPrompts = new WeakMap<readonly PromptDef[], PromptDef[]>();
+  /** Per report: the lists it was made from, what this view shows of them, its findings. */
+  private readonly trustedCache = new WeakMap<
+    TrustReport,
+    {
+      from: Pick<ServerState, "tools" | "prompts">;
+      shown: Pick<ServerState, "tools" | "prompts">;
+      trust?: TrustReport;
+    }
+  >();
   private readonly all: boolean;
   private index: ToolIndex | undefined;
   private readonly lists: Lists = {};
@@ -155,7 +165,44 @@ export class CatalogView implements CatalogSource {
   }
 
   private narrow(state: ServerState): ServerState {
-    if (this.all) return state;
+    const pinned = this.trusted(state);
+    if (this.all) return pinned;
+    return this.restrict(pinned);
+  }
+
+  /**
+   * `state` as this profile's trust mode shows it: under `hold` (the server's mode, or the
+   * profile's when stricter) flagged tools and prompts are out; findings on definitions the
+   * profile may not see are dropped, so a hidden tool stays unmentioned.
+   */
+  private trusted(state: ServerState): ServerState {
+    const report = state.trust;
+    if (!report) return state;
+    let seen = this.trustedCache.get(report);
+    if (seen?.from.tools !== state.tools || seen.from.prompts !== state.prompts) {
+      const held = stricter(state.config.trust ?? "warn", this.profile.trust) === "hold";
+      const findings = report.findings.filter((f) => this.findingVisible(state, f));
+      seen = {
+        from: { tools: state.tools, prompts: state.prompts },
+        shown: held ? heldOut(state, findings) : { tools: state.tools, prompts: state.prompts },
+        ...(findings.length > 0 && { trust: { ...report, findings, held } }),
+      };
+      this.trustedCache.set(report, seen);
+    }
+    // A fresh object each time: status and health are read live from the registry's state.
+    const { trust: _old, ...rest } = state;
+    return { ...rest, ...seen.shown, ...(seen.trust && { trust: seen.trust }) };
+  }
+
+  private findingVisible(state: ServerState, f: TrustFinding): boolean {
+    if (this.all) return true;
+    if (f.kind === "prompt") return promptVisible(this.profile, state.name, f.name);
+    const def = f.def as ToolDef | undefined;
+    // A removed tool: whether the profile could see it is judged by name only.
+    return toolVisible(this.profile, state.name, def ?? { name: f.name, inputSchema: {} });
+  }
+
+  private restrict(state: ServerState): ServerState {
     let tools = this.filtered.get(state.tools);
     if (!tools) {
       tools = state.tools.filter((t) => toolVisible(this.profile, state.name, t));
@@ -170,6 +217,21 @@ export class CatalogView implements CatalogSource {
       return state;
     return { ...state, tools, prompts };
   }
+}
+
+/** `state`'s tools and prompts without the flagged (held) ones. */
+function heldOut(
+  state: ServerState,
+  findings: readonly TrustFinding[],
+): Pick<ServerState, "tools" | "prompts"> {
+  const held = { tool: new Set<string>(), prompt: new Set<string>() };
+  for (const f of findings) if (flagged(f)) held[f.kind].add(f.name);
+  return {
+    tools: held.tool.size ? state.tools.filter((t) => !held.tool.has(t.name)) : state.tools,
+    prompts: held.prompt.size
+      ? state.prompts.filter((p) => !held.prompt.has(p.name))
+      : state.prompts,
+  };
 }
 
 /**

@@ -9,6 +9,8 @@ import { lacking, lackingText, type ClientNeed } from "../registry/capability-to
 import { promptName } from "../registry/lists.js";
 import { treatedAs } from "../registry/notes.js";
 import type { ServerState } from "../registry/registry.js";
+import { findingText, flagged } from "../registry/trust.js";
+import { escapeInvisible } from "../registry/trust-rules.js";
 import type { PromptDef, ToolAnnotations, ToolDef } from "../types.js";
 import type { ClientAbilities } from "../upstream/channel.js";
 
@@ -97,7 +99,7 @@ export function renderSearch(
     `Tools matching "${query}" (best first):`,
     ...hits.map(
       ({ server, tool }) =>
-        `${server.name}.${signature(tool.name, tool.inputSchema)}${hintTags(tool.annotations)}${lackTag(server, tool, abilities)} — ${firstSentence(tool.description)}`,
+        `${server.name}.${signature(tool.name, tool.inputSchema)}${hintTags(tool.annotations)}${lackTag(server, tool, abilities)} — ${shown(tool.description)}`,
     ),
     ...(pending ? [pending] : []),
   ].join("\n");
@@ -126,9 +128,9 @@ export function renderCatalog(
         s.catalogFrom === "cache";
       const head = `## ${s.name}${listed ? ` (${counts})` : ""}${statusNote(s)}${cacheNote(s)}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`;
       const tools = s.tools.map(
-        (t) => `${s.name}.${t.name}${lackTag(s, t, abilities)} — ${firstSentence(t.description)}`,
+        (t) => `${s.name}.${t.name}${lackTag(s, t, abilities)} — ${shown(t.description)}`,
       );
-      return [head, ...tools].join("\n");
+      return [head, ...tools, ...trustLines(s)].join("\n");
     })
     .join("\n\n");
 }
@@ -148,7 +150,7 @@ export function renderServer(s: ServerState, abilities?: ClientAbilities): strin
   }
   for (const t of s.tools) {
     lines.push(
-      `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)}${lackTag(s, t, abilities)} — ${firstSentence(t.description)}`,
+      `${s.name}.${signature(t.name, t.inputSchema)}${hintTags(t.annotations)}${lackTag(s, t, abilities)} — ${shown(t.description)}`,
     );
   }
   if (s.prompts.length > 0) {
@@ -160,8 +162,33 @@ export function renderServer(s: ServerState, abilities?: ClientAbilities): strin
       `(${s.resources.length} resources, ${s.resourceTemplates.length} templates: see the resources tool)`,
     );
   }
-  lines.push(...noteLines(s));
+  lines.push(...noteLines(s), ...trustLines(s));
   return lines.join("\n");
+}
+
+/** A description's first sentence, invisible and bidi control characters shown escaped. */
+function shown(description: string | undefined): string {
+  return escapeInvisible(firstSentence(description));
+}
+
+/**
+ * What the trust pins say about a server's definitions (src/registry/trust.ts): held ones are not
+ * in the list above; under `warn` they are, and this says they changed.
+ */
+export function trustLines(s: ServerState, only?: string): string[] {
+  const report = s.trust;
+  if (!report) return [];
+  return report.findings
+    .filter((f) => only === undefined || (f.kind === "tool" && f.name === only))
+    .map((f) => {
+      const ref = `${s.name}.${f.name}`;
+      const outcome = !flagged(f)
+        ? ""
+        : report.held
+          ? " Held: not served until a person approves it (mcpx trust approve)."
+          : " Served anyway (trust: warn); a person can review it with mcpx trust diff.";
+      return `Trust: ${f.kind} ${ref} ${escapeInvisible(findingText(f))}.${outcome}`;
+    });
 }
 
 /** What an upstream failed without being down: each optional request, treated as empty. */
@@ -203,7 +230,9 @@ export function renderTool(
       `Note: this tool ${what}; the server lists it only to clients that do, and calls to it fail here.`,
     );
   }
-  const description = tidyText(tool.description ?? "") || tool.title || tool.annotations?.title;
+  const description = escapeInvisible(
+    tidyText(tool.description ?? "") || tool.title || tool.annotations?.title || "",
+  );
   if (description) lines.push(description);
   lines.push(
     input.format === "typescript"

@@ -9,7 +9,7 @@
 import { createServer, type Server } from "node:http";
 import express, { type Express, type Request, type Response } from "express";
 import { AuthThrottle, DEFAULT_THROTTLE } from "../auth/throttle.js";
-import { TokenTable } from "../auth/http-security.js";
+import { Authenticator } from "../auth/authenticator.js";
 import { DashboardAuth } from "../dashboard/auth.js";
 import { TokenEconomy } from "../dashboard/economy.js";
 import { errorMessage } from "../errors.js";
@@ -26,7 +26,7 @@ export interface TelemetryOptions {
 export interface Telemetry {
   readonly metrics: ProxyMetrics | undefined;
   /** Mount `GET /metrics` on the HTTP server's app (a no-op without metrics). */
-  mount(app: Express, tokens: TokenTable): void;
+  mount(app: Express, tokens: Authenticator): void;
   /** Serve `/metrics` alone on 127.0.0.1:`port` (stdio `--metrics-port`). */
   listen(port: number): Promise<{ port: number; close(): Promise<void> }>;
   /** Stop listening to the proxy; export the spans still queued. */
@@ -45,7 +45,7 @@ export function startTelemetry(ctx: ProxyContext, options: TelemetryOptions): Te
       `traces on: OTLP/HTTP to ${options.tracing.url ?? "the OTEL_EXPORTER_OTLP_* endpoint"}`,
     );
   }
-  const mount = (app: Express, tokens: TokenTable) => {
+  const mount = (app: Express, tokens: Authenticator) => {
     if (!metrics) return;
     const auth = new DashboardAuth(ctx, tokens);
     app.get("/metrics", (req, res) => void scrape(ctx, metrics, auth, req, res));
@@ -56,7 +56,10 @@ export function startTelemetry(ctx: ProxyContext, options: TelemetryOptions): Te
     listen: async (port) => {
       const app = express();
       app.disable("x-powered-by");
-      mount(app, new TokenTable(new AuthThrottle(ctx.logger, Date.now, DEFAULT_THROTTLE)));
+      mount(
+        app,
+        new Authenticator(ctx.logger, new AuthThrottle(ctx.logger, Date.now, DEFAULT_THROTTLE)),
+      );
       const server = createServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
@@ -87,7 +90,7 @@ async function scrape(
   req: Request,
   res: Response,
 ): Promise<void> {
-  const viewer = auth.viewer(req, res, false);
+  const viewer = await auth.viewer(req, res, false);
   if (!viewer) return;
   try {
     const caller = viewer.caller;

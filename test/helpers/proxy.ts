@@ -94,9 +94,14 @@ export function newCacheHome(): string {
   return home;
 }
 
-/** `XDG_CACHE_HOME` for one spawned mcpx: `cacheHome`, else a fresh one (`newCacheHome`). */
-export function cacheEnv(cacheHome?: string): { XDG_CACHE_HOME: string } {
-  return { XDG_CACHE_HOME: cacheHome ?? newCacheHome() };
+/**
+ * `XDG_CACHE_HOME` and `XDG_STATE_HOME` for one spawned mcpx: `cacheHome`, else a fresh one
+ * (`newCacheHome`). Both are the same folder: catalogs land in `<it>/mcpx/catalogs`, trust pins
+ * in `<it>/mcpx/pins`, so a test that restarts mcpx on one `cacheHome` keeps both.
+ */
+export function cacheEnv(cacheHome?: string): { XDG_CACHE_HOME: string; XDG_STATE_HOME: string } {
+  const home = cacheHome ?? newCacheHome();
+  return { XDG_CACHE_HOME: home, XDG_STATE_HOME: home };
 }
 
 /**
@@ -301,11 +306,13 @@ export async function startHttpFixture(
 export function runMcpx(
   args: string[],
   timeoutMs = 20_000,
+  /** Extra environment, e.g. `cacheEnv(home)` to share a state folder with a spawned mcpx. */
+  env: Record<string, string> = cacheEnv(),
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MCPX, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...cacheEnv() },
+      env: { ...process.env, ...env },
     });
     let stdout = "";
     let stderr = "";

@@ -18,12 +18,18 @@ export default function setup(): () => void {
   const cacheHome = ".xdg-cache";
   const previousCache = process.env.XDG_CACHE_HOME;
   process.env.XDG_CACHE_HOME = path.join(root, cacheHome);
+  // The same for trust pins (`$XDG_STATE_HOME/mcpx/pins`): never the user's ~/.local/state.
+  const stateHome = ".xdg-state";
+  const previousState = process.env.XDG_STATE_HOME;
+  process.env.XDG_STATE_HOME = path.join(root, stateHome);
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     if (previousCache === undefined) delete process.env.XDG_CACHE_HOME;
     else process.env.XDG_CACHE_HOME = previousCache;
-    const left = readdirSync(root).filter((name) => name !== cacheHome);
+    if (previousState === undefined) delete process.env.XDG_STATE_HOME;
+    else process.env.XDG_STATE_HOME = previousState;
+    const left = readdirSync(root).filter((name) => name !== cacheHome && name !== stateHome);
     rmSync(root, { recursive: true, force: true, maxRetries: 3 });
     if (left.length > 0) {
       // Vitest logs an error thrown here ("error during close") but keeps its exit code: set it.

@@ -9,8 +9,10 @@ import {
   renderTool,
   schemaTypeName,
   lacks,
+  trustLines,
 } from "../catalog.js";
 import type { ClientAbilities } from "../../upstream/channel.js";
+import { escapeInvisible } from "../../registry/trust-rules.js";
 import type { CatalogView } from "../../registry/view.js";
 import { codeModeOff } from "../../executor/script.js";
 import type { JsonSchema } from "../../types.js";
@@ -34,7 +36,13 @@ async function describeOne(
     const output = tool.outputSchema
       ? await ctx.schemas.compile(tool.outputSchema, schemaTypeName(tool.name, "Output"))
       : undefined;
-    return { text: renderTool(owner.name, tool, input, output, lacks(owner, tool, abilities)) };
+    const rendered = renderTool(owner.name, tool, input, output, lacks(owner, tool, abilities));
+    // Schema texts too: a hidden character anywhere in the definition is shown, escaped.
+    return { text: escapeInvisible([rendered, ...trustLines(owner, tool.name)].join("\n")) };
+  }
+  if (owner && ref && owner.trust?.held) {
+    const lines = trustLines(owner, ref.tool);
+    if (lines.length > 0) return { text: lines.join("\n"), error: true };
   }
   const all = [
     ...servers.map((s) => s.name),

@@ -1,0 +1,158 @@
+/**
+ * `mcpx trust diff <config> [server[.tool]]` and `mcpx trust approve <config> <server[.tool]>`:
+ * review and approve the tool and prompt definitions a running mcpx flagged (changed, new or
+ * suspicious: src/registry/trust.ts). Both read the pin files only: a flagged definition is
+ * pending there, so nothing is started, and approve pins exactly what diff showed. A running
+ * mcpx watches the pin files and serves an approved definition at once.
+ */
+import { diffWords } from "diff";
+import type { TrustOptions } from "../cli.js";
+import { ConfigError, loadConfig, type Config, type ServerConfig } from "../config/load.js";
+import { SchemaCompiler } from "../compression/schema.js";
+import { launchKey } from "../registry/catalog-cache.js";
+import { parseToolRef } from "../registry/toolref.js";
+import { approve } from "../registry/trust.js";
+import { escapeInvisible } from "../registry/trust-rules.js";
+import {
+  defaultStateDir,
+  PinStore,
+  type PendingPin,
+  type Pin,
+  type PinEntry,
+  type PinnedDef,
+} from "../registry/trust-store.js";
+import type { JsonSchema } from "../types.js";
+import { loadOptions } from "./load.js";
+import { fail, redactor } from "./output.js";
+
+export async function trust(o: TrustOptions): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig(o.file, process.env, loadOptions(o));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      return fail(2, err.message, "Fix each key named above, then run mcpx trust again.");
+    }
+    throw err;
+  }
+  const target = resolveTarget(config, o.ref);
+  if ("error" in target) return fail(1, target.error, target.fix);
+  const store = new PinStore(defaultStateDir(process.env));
+  const redact = redactor(config.secrets);
+  const out: string[] = [];
+  let approved = 0;
+  for (const server of target.servers) {
+    const read = store.load(launchKey(server));
+    if ("missing" in read) {
+      out.push(
+        `${server.name}: no pins yet (mcpx pins its definitions the first time it starts it)`,
+      );
+      continue;
+    }
+    if ("corrupt" in read) {
+      out.push(
+        `${server.name}: pin file ${store.file(launchKey(server))} is corrupt (${read.corrupt}); the next start rebuilds it and lists every definition as new`,
+      );
+      continue;
+    }
+    if (o.action === "diff") {
+      const defs = store.loadDefs(launchKey(server));
+      out.push(...(await diffLines(server.name, read.entry, defs, target.name)));
+    } else {
+      const done = approve(read.entry, target.name);
+      if (done.approved.length === 0) continue;
+      store.save(read.entry);
+      approved += done.approved.length;
+      out.push(...done.approved.map((a) => `${server.name}: approved ${a}`));
+    }
+  }
+  if (o.action === "approve" && approved === 0) {
+    const what = o.ref ?? "";
+    return fail(
+      1,
+      `nothing pending for ${what}: no changed, new or suspicious definition waits for approval.`,
+      `mcpx trust diff ${o.file} lists what waits; a running mcpx writes a definition there when it first sees it change.`,
+    );
+  }
+  if (o.action === "diff" && out.length === 0)
+    out.push("Nothing pending: every definition matches its pin.");
+  process.stdout.write(`${redact(out.join("\n"))}\n`);
+  return 0;
+}
+
+type Target = { servers: ServerConfig[]; name?: string } | { error: string; fix: string };
+
+/** `server` or `server.name` of the config (name: a tool or a prompt); none: every server. */
+function resolveTarget(config: Config, ref: string | undefined): Target {
+  if (ref === undefined) return { servers: config.servers };
+  const parsed = parseToolRef(ref);
+  const serverName = parsed?.server ?? ref;
+  const server = config.servers.find((s) => s.name === serverName);
+  if (!server) {
+    return {
+      error: `no server "${serverName}" in ${config.file}.`,
+      fix: `Name one of: ${config.servers.map((s) => s.name).join(", ")} (or server.tool).`,
+    };
+  }
+  return { servers: [server], ...(parsed && { name: parsed.tool }) };
+}
+
+/** What changed for each pending definition of `entry` (only `name` when given), as a word diff. */
+async function diffLines(
+  server: string,
+  entry: PinEntry,
+  defs: Record<string, PinnedDef>,
+  name: string | undefined,
+): Promise<string[]> {
+  const lines: string[] = [];
+  const compiler = new SchemaCompiler({ mode: "typescript" });
+  for (const section of ["tools", "prompts"] as const) {
+    for (const [n, pending] of Object.entries(entry.pending[section])) {
+      if (name !== undefined && n !== name) continue;
+      const pinned = entry.pinned[section][n];
+      const kind = section === "tools" ? "tool" : "prompt";
+      const header = `${kind} ${server}.${n}: ${"removed" in pending ? "removed by the server" : pinned ? "changed" : "not approved yet"}`;
+      const before = pinned ? await render(pinned, defs, kind, compiler) : "";
+      const after = "removed" in pending ? "" : await render(pending, defs, kind, compiler);
+      lines.push(`=== ${header}`, wordDiff(before, after), "");
+    }
+  }
+  return lines;
+}
+
+/**
+ * A definition as describe shows it: its description, then its input (and output) schema as the
+ * TypeScript declaration describe gives, invisible characters escaped.
+ */
+async function render(
+  pin: Pin | PendingPin,
+  defs: Record<string, PinnedDef>,
+  kind: "tool" | "prompt",
+  compiler: SchemaCompiler,
+): Promise<string> {
+  if ("removed" in pin) return "";
+  const def = defs[pin.hash];
+  if (!def)
+    return `(definition not kept: it quoted a value of the server's env or headers; hash ${pin.hash})`;
+  const parts: string[] = [];
+  if (typeof def.description === "string") parts.push(def.description);
+  if (kind === "tool") {
+    parts.push(`input: ${(await compiler.compile(def.inputSchema as JsonSchema, "Input")).text}`);
+    if (def.outputSchema) {
+      parts.push(
+        `output: ${(await compiler.compile(def.outputSchema as JsonSchema, "Output")).text}`,
+      );
+    }
+    if (def.annotations) parts.push(`annotations: ${JSON.stringify(def.annotations)}`);
+  } else if (def.arguments) {
+    parts.push(`arguments: ${JSON.stringify(def.arguments, null, 2)}`);
+  }
+  return escapeInvisible(parts.join("\n"));
+}
+
+/** `[-removed-]{+added+}` (git's plain word diff), readable without colour. */
+function wordDiff(before: string, after: string): string {
+  return diffWords(before, after)
+    .map((c) => (c.added ? `{+${c.value}+}` : c.removed ? `[-${c.value}-]` : c.value))
+    .join("");
+}
