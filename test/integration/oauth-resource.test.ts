@@ -5,7 +5,10 @@
  * and profiles from a token's claim, static tokens beside OAuth, the dashboard's sign-in, an
  * issuer that is down at start, bad config, and that no token reaches any log line.
  */
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  ClientCredentialsProvider,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import getPort from "get-port";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startIssuer, type Issuer } from "../helpers/oidc-issuer.js";
@@ -130,6 +133,25 @@ describe("mcpx as an OAuth protected resource", () => {
       expect(ops).not.toContain("github.");
     });
   }
+
+  it("the SDK's own OAuth client finds its way from the 401 to a token (client_credentials)", async () => {
+    const client = newClient("modern", "oauth-sdk");
+    const authProvider = new ClientCredentialsProvider({
+      clientId: "ci-bot",
+      clientSecret: CLIENTS[0]!.secret,
+      scope: "mcp:tools",
+      expectedIssuer: issuer.url,
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(audience), { authProvider }));
+    try {
+      await untilStarted(client);
+      const seen = text(await client.callTool({ name: "describe", arguments: {} }));
+      expect(seen).toContain("github.");
+      handedOut.push(authProvider.tokens()!.access_token);
+    } finally {
+      await client.close();
+    }
+  });
 
   it("refuses a token for another audience, an expired one and a forged one with invalid_token", async () => {
     const now = Math.floor(Date.now() / 1000);
