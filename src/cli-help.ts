@@ -81,6 +81,21 @@ Examples:
 
 ${EXIT_CODES}`;
 
+export const LOGIN_HELP = `
+For remote servers protected by OAuth (the server answers 401 with a Bearer challenge): mcpx
+finds the authorization server, registers itself, opens the browser (or, with --no-browser or no
+display, prints the URL and reads the address you were sent back to from stdin) and keeps the
+tokens in $XDG_STATE_HOME/mcpx/oauth/ (default ~/.local/state/mcpx/oauth/, readable only by you).
+A running mcpx picks the sign-in up without a restart. logout forgets the tokens and asks the
+authorization server to revoke them.
+
+Examples:
+  mcpx login ~/.config/mcpx/claude-code.json linear
+  mcpx login mcpx.json notion --no-browser
+  mcpx logout mcpx.json linear
+
+${EXIT_CODES}`;
+
 export const DAEMON_HELP = `
 A client that launches \`mcpx <config> --daemon\` gets a thin shim: it attaches to the one mcpx
 daemon of that config file (starting it in the background when none runs) and relays the

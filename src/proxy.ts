@@ -30,6 +30,8 @@ export interface ProxyOptions {
   factoryFor?: (server: ServerConfig) => ClientFactory;
   /** Folder of the persistent catalog cache (see registry/catalog-cache.ts); none: no cache. */
   cacheDir?: string;
+  /** mcpx's state folder: OAuth sign-ins (src/upstream/oauth/store.ts); none: none are read. */
+  stateDir?: string;
 }
 
 export interface Proxy {
@@ -69,6 +71,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     tracker,
     ...(options.clock && { clock: options.clock }),
     ...(options.factoryFor && { factoryFor: options.factoryFor }),
+    ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
   });
   const monitor = new HealthMonitor(registry, config.health, {
     logger: logger.child("health"),

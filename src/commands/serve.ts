@@ -12,6 +12,7 @@ import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
+import { defaultStateDir } from "../upstream/oauth/store.js";
 import { exposure } from "../auth/http-security.js";
 import { serveStdio } from "../server/stdio.js";
 import { checkUntrusted, isUntrustedRefusal, loadOptions } from "./load.js";
@@ -33,7 +34,11 @@ export async function serve(cli: ServeOptions): Promise<number | undefined> {
   }
   if (bind) logger.warn(bind.warning);
 
-  const proxy = createProxy(config, { logger, ...cacheDir(config) });
+  const proxy = createProxy(config, {
+    logger,
+    ...cacheDir(config),
+    stateDir: defaultStateDir(process.env),
+  });
   const lifecycle = installShutdown(proxy, config, logger, logFile);
   // Serve first: `initialize` never waits for an upstream, and over stdio the upstreams start
   // once it is answered. Servers still starting show as such in the catalog (after the bounded

@@ -9,6 +9,7 @@ import {
   serializeMessage,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  type AuthProvider,
   type JSONRPCMessage,
   type Transport,
 } from "@modelcontextprotocol/client";
@@ -288,6 +289,7 @@ export function createRemoteTransport(
   spec: RemoteSpec,
   kind: "http" | "sse",
   fetchImpl?: FetchLike,
+  authProvider?: AuthProvider,
 ): Transport {
   const url = new URL(spec.url);
   const headers = { ...spec.headers };
@@ -296,13 +298,22 @@ export function createRemoteTransport(
   // The header comes from config/secrets.ts, which registers the same value for redaction.
   const basic = basicAuthorization(url);
   if (basic) {
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+    if (!hasAuthorization(headers)) {
       headers.Authorization = basic;
     }
     url.username = "";
     url.password = "";
   }
-  const options = { requestInit: { headers }, ...(fetchImpl && { fetch: fetchImpl }) };
+  const options = {
+    requestInit: { headers },
+    ...(fetchImpl && { fetch: fetchImpl }),
+    // An OAuth-protected server: the stored sign-in's token (src/upstream/oauth/bearer.ts).
+    ...(authProvider && !hasAuthorization(headers) && { authProvider }),
+  };
   if (kind === "sse") return new SSEClientTransport(url, options);
   return new StreamableHTTPClientTransport(url, options);
+}
+
+function hasAuthorization(headers: Record<string, string>): boolean {
+  return Object.keys(headers).some((h) => h.toLowerCase() === "authorization");
 }
