@@ -18,7 +18,9 @@ import { fail } from "./output.js";
 type Remote = ServerConfig & { spec: { transport: "http" | "sse"; url: string } };
 
 /** The config's remote server `name`, or the exit code of what is wrong (printed). */
-export function remoteServer(o: LoginOptions | LogoutOptions): { config: Config; server: Remote } | number {
+export function remoteServer(
+  o: LoginOptions | LogoutOptions,
+): { config: Config; server: Remote } | number {
   let config: Config;
   try {
     config = loadConfig(o.file, process.env, loadOptions(o));
@@ -63,8 +65,9 @@ export async function login(o: LoginOptions): Promise<number> {
       store,
       logger,
       pasted,
-      open: (url) => {
-        const opened = !headless && openBrowser(url.toString());
+      open: (authorizationUrl) => {
+        const url = authorizationUrl.toString();
+        const opened = !headless && openBrowser(url);
         process.stderr.write(
           opened
             ? `mcpx: opened the browser to sign in to ${server.name}. If it did not open, visit:\n  ${url}\n`
@@ -77,7 +80,11 @@ export async function login(o: LoginOptions): Promise<number> {
     );
     return 0;
   } catch (err) {
-    return fail(1, `sign-in to ${server.name} failed: ${logger.redact(errorMessage(err))}`, `Run mcpx login ${o.file} ${o.server} again.`);
+    return fail(
+      1,
+      `sign-in to ${server.name} failed: ${logger.redact(errorMessage(err))}`,
+      `Run mcpx login ${o.file} ${o.server} again.`,
+    );
   } finally {
     lines.close();
     process.stdin.destroy();

@@ -89,7 +89,9 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       Session: 86_400,
       Interaction: 600,
     },
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
+    },
   };
   const provider = new Provider(issuer, configuration);
   provider.on("grant.success", (ctx: KoaContextWithOIDC) => {
@@ -122,7 +124,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
         ? ((await provider.Grant.find(details.grantId)) ??
           new provider.Grant({ accountId: account, clientId }))
         : new provider.Grant({ accountId: account, clientId });
-      const scope = String(details.params.scope ?? "");
+      const scope = typeof details.params.scope === "string" ? details.params.scope : "";
       grant.addOIDCScope(scope);
       const resource = details.params.resource;
       for (const r of Array.isArray(resource) ? resource : resource ? [resource] : [])
@@ -155,7 +157,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
           provider.Grant,
         ]) {
           await (
-            model as unknown as { adapter: { revokeByGrantId(id: string): Promise<void> } }
+            model as { adapter: { revokeByGrantId(id: string): Promise<void> } }
           ).adapter.revokeByGrantId(grantId);
         }
       }

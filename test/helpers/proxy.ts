@@ -81,6 +81,8 @@ export interface StartOptions {
    * fresh one per spawn, so no test sees another's cached catalogs.
    */
   cacheHome?: string;
+  /** More environment for the spawned mcpx (e.g. XDG_STATE_HOME). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -118,7 +120,7 @@ export async function startStdio(
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "", ...cacheEnv(options.cacheHome) },
+    env: { PATH: process.env.PATH ?? "", ...cacheEnv(options.cacheHome), ...options.env },
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));

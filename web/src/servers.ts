@@ -76,7 +76,15 @@ export async function openServer(name: string): Promise<void> {
     byId("detail-body"),
     h("p", { class: "muted" }, detail.description),
     ...(detail.signIn
-      ? [h("p", { class: "sign-in" }, "Needs sign-in: run ", h("code", {}, detail.signIn), " in a terminal.")]
+      ? [
+          h(
+            "p",
+            { class: "sign-in" },
+            "Needs sign-in: run ",
+            h("code", {}, detail.signIn),
+            " in a terminal.",
+          ),
+        ]
       : []),
     target(detail.target),
     h("h3", {}, `Tools (${detail.tools.length})`),

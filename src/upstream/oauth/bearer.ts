@@ -10,7 +10,6 @@ import {
   refreshAuthorization,
   type AuthorizationServerMetadata,
   type AuthProvider,
-  type OAuthClientInformationMixed,
 } from "@modelcontextprotocol/client";
 import { errorMessage, needsSignIn } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -61,7 +60,7 @@ export function storedTokens(options: BearerOptions): AuthProvider {
       try {
         fresh = await refreshAuthorization(record.issuer, {
           metadata: record.metadata as AuthorizationServerMetadata,
-          clientInformation: record.client as OAuthClientInformationMixed,
+          clientInformation: record.client,
           refreshToken: tokens.refresh_token,
           resource: new URL(record.indicator ?? resource),
           ...(options.fetchImpl && { fetchFn: options.fetchImpl }),
@@ -70,7 +69,7 @@ export function storedTokens(options: BearerOptions): AuthProvider {
         if (err instanceof OAuthError) {
           // invalid_grant and the like: the refresh token is spent, revoked or expired.
           logger.warn(`refreshing the sign-in failed: ${err.code}`);
-          await store.write({ ...record, tokens: undefined } as SignInRecord);
+          await store.write({ ...record, tokens: undefined });
           throw needsSignIn(command, "the sign-in was revoked or expired");
         }
         throw new Error(`refreshing the sign-in failed: ${errorMessage(err)}`, { cause: err });
@@ -81,7 +80,9 @@ export function storedTokens(options: BearerOptions): AuthProvider {
           access_token: fresh.access_token,
           token_type: fresh.token_type,
           refresh_token: fresh.refresh_token ?? tokens.refresh_token,
-          ...((fresh.scope ?? tokens.scope) !== undefined && { scope: fresh.scope ?? tokens.scope }),
+          ...((fresh.scope ?? tokens.scope) !== undefined && {
+            scope: fresh.scope ?? tokens.scope,
+          }),
           ...(fresh.expires_in !== undefined && { expiresAt: now() + fresh.expires_in * 1000 }),
         },
       };

@@ -168,8 +168,8 @@ export async function signIn(options: SignInOptions): Promise<SignInResult> {
       ...(discovery?.resourceMetadata?.resource && {
         indicator: discovery.resourceMetadata.resource,
       }),
-      metadata: meta as Record<string, unknown>,
-      client: client as SignInRecord["client"],
+      metadata: meta,
+      client: client,
       tokens: {
         access_token: tokens.access_token,
         token_type: tokens.token_type,
