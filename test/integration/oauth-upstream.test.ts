@@ -15,6 +15,7 @@ import { authorize, startAuthServer, type AuthServer } from "../helpers/oidc.js"
 import {
   eventually,
   MCPX,
+  runMcpx,
   startHttpFixture,
   startStdio,
   stop,
@@ -315,5 +316,22 @@ describe("mcpx and an OAuth-protected upstream", () => {
     for (const line of all.split("\n")) {
       for (const secret of secrets) expect(line).not.toContain(secret);
     }
+  });
+
+  it("import moves a remote server without credentials and says to run mcpx login for it", async () => {
+    const dir = tempDir("mcpx-oauth-import-");
+    const source = path.join(dir, ".mcp.json");
+    writeFileSync(
+      source,
+      JSON.stringify({ mcpServers: { linear: { type: "http", url: fixture.url } } }),
+    );
+    const out = path.join(dir, "mcpx.json");
+    const ran = await runMcpx(["import", source, "--format", "claude-code", "-o", out]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).toContain(`mcpx login ${out} linear`);
+    const written = JSON.parse(readFileSync(out, "utf8")) as {
+      mcpServers: Record<string, unknown>;
+    };
+    expect(written.mcpServers.linear).toMatchObject({ type: "http", url: fixture.url });
   });
 });
