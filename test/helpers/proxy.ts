@@ -159,7 +159,7 @@ export async function startHttp(
 ): Promise<RunningHttp> {
   const child = spawn(process.execPath, [MCPX, configFile, "--port", "0", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...cacheEnv(options.cacheHome) },
+    env: { ...process.env, ...cacheEnv(options.cacheHome), ...options.env },
   });
   let stderr = "";
   let stdout = "";

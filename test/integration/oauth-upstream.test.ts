@@ -16,6 +16,7 @@ import {
   eventually,
   MCPX,
   runMcpx,
+  startHttp,
   startHttpFixture,
   startStdio,
   stop,
@@ -145,6 +146,25 @@ describe("mcpx and an OAuth-protected upstream", () => {
       });
       expect(whoami.isError).toBeFalsy();
       expect(text(whoami)).toContain("user-1");
+    } finally {
+      await running.close();
+      outputs.push(running.stderr());
+    }
+  });
+
+  it("/healthz says needs sign-in with the command, not an SSE error", async () => {
+    const home = newHome();
+    const running = await startHttp(home.config, [], {}, { env: home.env });
+    try {
+      const res = await fetch(new URL("/healthz", running.url));
+      const report = (await res.json()) as {
+        servers: Record<string, { status: string; signIn?: string; error?: string }>;
+      };
+      expect(report.servers.remote).toMatchObject({
+        status: "needs sign-in",
+        signIn: `mcpx login ${home.config} remote`,
+      });
+      expect(report.servers.remote!.error).not.toMatch(/SSE|405/);
     } finally {
       await running.close();
       outputs.push(running.stderr());
