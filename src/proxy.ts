@@ -13,6 +13,7 @@ import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";
 import type { Clock } from "./clock.js";
 import { HealthMonitor } from "./health/monitor.js";
+import { watchSignIns } from "./upstream/oauth/store.js";
 import { CatalogViews } from "./registry/view.js";
 import { createSandbox } from "./sandbox/index.js";
 import { errorMessage } from "./errors.js";
@@ -99,11 +100,16 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const pending = new PendingCalls({ key: sessionKey(config), logger });
   const context: ProxyContext = { config, logger, registry, executor, schemas, views, pending };
   let closing: Promise<void> | undefined;
+  let stopSignIns: (() => void) | undefined;
   return {
     context,
     start: async () => {
       await registry.start();
       monitor.start();
+      // A sign-in made while mcpx runs: servers waiting for it reconnect now.
+      if (options.stateDir !== undefined && !stopSignIns) {
+        stopSignIns = watchSignIns(options.stateDir, () => monitor.retryDown());
+      }
     },
     drain: (graceMs) => executor.drain(graceMs),
     reload: async (next) => {
@@ -137,6 +143,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     close: () => {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.
+      stopSignIns?.();
       monitor.stop();
       pending.close();
       // Scripts still running (drain cancelled them) end with their worker threads, before the

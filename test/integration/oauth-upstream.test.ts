@@ -48,14 +48,14 @@ interface Home {
   env: Record<string, string>;
 }
 
-function newHome(): Home {
+function newHome(health: Record<string, number> = {}): Home {
   const dir = tempDir("mcpx-oauth-");
   const state = path.join(dir, "state");
   mkdirSync(state);
   const config = writeConfig(
     {
       mcpServers: { remote: { type: "http", url: fixture.url } },
-      health: { retryInitial: 100, retryMax: 300, interval: 300, failureThreshold: 1 },
+      health: { retryInitial: 100, retryMax: 300, interval: 300, failureThreshold: 1, ...health },
     },
     dir,
   );
@@ -115,7 +115,8 @@ async function describeRemote(running: Running): Promise<string> {
 
 describe("mcpx and an OAuth-protected upstream", () => {
   it("shows needs sign-in (never down, never an SSE error) with the command, then takes a sign-in without restarting", async () => {
-    const home = newHome();
+    // Reconnects an hour apart: only the sign-in's own signal brings the server back in time.
+    const home = newHome({ retryInitial: 3_600_000, retryMax: 3_600_000 });
     const running = await startStdio(home.config, ["--log-level", "debug"], { env: home.env });
     try {
       const before = await describeRemote(running);

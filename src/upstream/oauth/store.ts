@@ -7,7 +7,7 @@
  * processes never spend the same refresh token.
  */
 import { createHash } from "node:crypto";
-import { promises as fs, constants } from "node:fs";
+import { promises as fs, constants, mkdirSync, watch } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -163,5 +163,31 @@ async function isStale(lock: string, staleMs: number): Promise<boolean> {
   } catch {
     // Gone between the failed create and now: try again.
     return false;
+  }
+}
+
+/**
+ * Call `onChange` (debounced) when a sign-in file in `stateDir` changes: a `mcpx login` by the
+ * user while mcpx runs. Returns the stop function. Never throws: no watching is a retry later.
+ */
+export function watchSignIns(stateDir: string, onChange: () => void, debounceMs = 100): () => void {
+  const dir = path.join(stateDir, "oauth");
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const watcher = watch(dir, (_event, name) => {
+      if (name !== null && !String(name).endsWith(".json")) return;
+      clearTimeout(timer);
+      timer = setTimeout(onChange, debounceMs);
+      timer.unref();
+    });
+    watcher.on("error", () => watcher.close());
+    watcher.unref();
+    return () => {
+      clearTimeout(timer);
+      watcher.close();
+    };
+  } catch {
+    return () => {};
   }
 }
