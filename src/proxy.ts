@@ -107,7 +107,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await registry.start();
       monitor.start();
       // A sign-in made while mcpx runs: servers waiting for it reconnect now.
-      if (options.stateDir !== undefined && !stopSignIns) {
+      const remote = context.config.servers.some((s) => s.spec.transport !== "stdio");
+      if (options.stateDir !== undefined && remote && !stopSignIns) {
         stopSignIns = watchSignIns(options.stateDir, () => monitor.retryDown());
       }
     },

@@ -325,6 +325,20 @@ describe("mcpx and an OAuth-protected upstream", () => {
       await running.close();
       outputs.push(running.stderr());
     }
+    // validate --connect uses the sign-in as serving does, and prints no token.
+    const validate = spawn(process.execPath, [MCPX, "validate", home.config, "--connect"], {
+      env: { PATH: process.env.PATH ?? "", ...home.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let validated = "";
+    validate.stdout.on("data", (c: Buffer) => (validated += c.toString()));
+    validate.stderr.on("data", (c: Buffer) => (validated += c.toString()));
+    const validateCode = await new Promise<number | null>((resolve) =>
+      validate.once("exit", resolve),
+    );
+    outputs.push(validated);
+    expect(validateCode, validated).toBe(0);
+    expect(validated).toContain("remote: 2 tools: whoami, echo");
     const secrets = [
       stored.tokens?.access_token,
       stored.tokens?.refresh_token,
