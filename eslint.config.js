@@ -82,7 +82,7 @@ const LAYERS = [
   { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: ABOVE_CONFIG },
   {
     files: [
-      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry,traceparent}.ts",
+      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry,traceparent,state-dir}.ts",
     ],
     forbid: [...ABOVE_CONFIG, "config", "logfile.js"],
   },

@@ -92,6 +92,20 @@ Examples:
   mcpx trust diff mcpx.json github.create_issue
   mcpx trust approve mcpx.json github.create_issue
   mcpx trust approve mcpx.json github          (everything pending of the server)
+`;
+
+export const LOGIN_HELP = `
+For remote servers protected by OAuth (the server answers 401 with a Bearer challenge): mcpx
+finds the authorization server, registers itself, opens the browser (or, with --no-browser or no
+display, prints the URL and reads the address you were sent back to from stdin) and keeps the
+tokens in $XDG_STATE_HOME/mcpx/oauth/ (default ~/.local/state/mcpx/oauth/, readable only by you).
+A running mcpx picks the sign-in up without a restart. logout forgets the tokens and asks the
+authorization server to revoke them.
+
+Examples:
+  mcpx login ~/.config/mcpx/claude-code.json linear
+  mcpx login mcpx.json notion --no-browser
+  mcpx logout mcpx.json linear
 
 ${EXIT_CODES}`;
 

@@ -11,6 +11,7 @@ import {
   IMPORT_HELP,
   INSTALL_HELP,
   SERVE_EXAMPLES,
+  LOGIN_HELP,
   STATS_HELP,
   TRUST_HELP,
   UNINSTALL_HELP,
@@ -111,6 +112,18 @@ export interface StatsOptions extends SourceOptions {
   json: boolean;
 }
 
+export interface LoginOptions extends SourceOptions {
+  file: string;
+  server: string;
+  /** Print the authorization URL and read the redirect URL from stdin instead of a browser. */
+  noBrowser: boolean;
+}
+
+export interface LogoutOptions extends SourceOptions {
+  file: string;
+  server: string;
+}
+
 /** What the command line asks for. `output` is text to print (help, version). */
 export type Invocation =
   | { command: "serve"; options: ServeOptions }
@@ -121,6 +134,8 @@ export type Invocation =
   | { command: "stats"; options: StatsOptions }
   | { command: "trust"; options: TrustOptions }
   | { command: "daemon"; options: DaemonOptions }
+  | { command: "login"; options: LoginOptions }
+  | { command: "logout"; options: LogoutOptions }
   | { command: "output"; text: string };
 
 /** A command line that cannot be used: `message` says what, `fix` how. */
@@ -369,6 +384,26 @@ function buildProgram(set: (i: Invocation) => void, print: (text: string) => voi
       set({ command: "stats", options: { ...source(o), file, json: o.json === true } }),
     );
   sourceOptions(program.commands.at(-1)!, { untrusted: true });
+
+  subcommand("login", "<file>", "sign in to a server of the config that is protected by OAuth")
+    .argument("<server>")
+    .option("--no-browser", "print the sign-in URL and read the redirect URL from stdin")
+    .addHelpText("after", LOGIN_HELP)
+    .action((file: string, server: string, o: Record<string, unknown>) =>
+      set({
+        command: "login",
+        options: { ...source(o), file, server, noBrowser: o.browser === false },
+      }),
+    );
+  sourceOptions(program.commands.at(-1)!, { untrusted: false });
+
+  subcommand("logout", "<file>", "forget (and revoke) the sign-in of a server")
+    .argument("<server>")
+    .addHelpText("after", LOGIN_HELP)
+    .action((file: string, server: string, o: Record<string, unknown>) =>
+      set({ command: "logout", options: { ...source(o), file, server } }),
+    );
+  sourceOptions(program.commands.at(-1)!, { untrusted: false });
   return program;
 }
 
@@ -419,7 +454,16 @@ function clientId(value: string): ClientId {
   );
 }
 
-const COMMANDS = ["import", "install", "uninstall", "validate", "stats", "daemon"];
+const COMMANDS = [
+  "import",
+  "install",
+  "uninstall",
+  "validate",
+  "stats",
+  "daemon",
+  "login",
+  "logout",
+];
 
 /** How long the shared daemon stays with no client (10 minutes). */
 export const DAEMON_IDLE_MS = 600_000;

@@ -9,7 +9,9 @@ export type ProxyErrorCode =
   /** mcpx is shutting down and takes no new calls. */
   | "SHUTTING_DOWN"
   /** An untrusted config asked for something it may not have (see src/config/trust.ts). */
-  | "UNTRUSTED_REFUSED";
+  | "UNTRUSTED_REFUSED"
+  /** An OAuth-protected upstream has no usable sign-in: the user runs `mcpx login` (upstream/oauth/). */
+  | "NEEDS_SIGN_IN";
 
 /** An error mcpx raises on purpose: a code to branch on, a message fit to show a user or model. */
 export class ProxyError extends Error {
@@ -26,4 +28,27 @@ export class ProxyError extends Error {
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** How every "needs sign-in" message starts: the status shown wherever a server's error is. */
+export const NEEDS_SIGN_IN = "needs sign-in";
+
+/** The command that signs in to `server` of the config file `file`, quoted for a shell when needed. */
+export function loginCommand(file: string, server: string): string {
+  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
+  return `mcpx login ${quote(file)} ${quote(server)}`;
+}
+
+/** The error of a server that needs sign-in, naming the exact command that fixes it. */
+export function needsSignIn(command: string, why?: string): ProxyError {
+  return new ProxyError(
+    "NEEDS_SIGN_IN",
+    `${NEEDS_SIGN_IN}${why ? ` (${why})` : ""}: run \`${command}\`; its tools arrive without restarting mcpx`,
+  );
+}
+
+/** The command to run when `error` (a server's stored error text) says the server needs sign-in. */
+export function signInCommandOf(error: string | undefined): string | undefined {
+  if (!error?.startsWith(NEEDS_SIGN_IN)) return undefined;
+  return /`(mcpx login [^`]+)`/.exec(error)?.[1];
 }

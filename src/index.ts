@@ -50,6 +50,10 @@ async function main(): Promise<number | undefined> {
       return (await import("./commands/validate.js")).validate(invocation.options);
     case "stats":
       return (await import("./commands/stats.js")).stats(invocation.options);
+    case "login":
+      return (await import("./commands/login.js")).login(invocation.options);
+    case "logout":
+      return (await import("./commands/logout.js")).logout(invocation.options);
     default:
       return invocation satisfies never;
   }

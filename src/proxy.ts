@@ -15,6 +15,7 @@ import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";
 import type { Clock } from "./clock.js";
 import { HealthMonitor } from "./health/monitor.js";
+import { watchSignIns } from "./upstream/oauth/store.js";
 import { CatalogViews } from "./registry/view.js";
 import { createSandbox } from "./sandbox/index.js";
 import { errorMessage } from "./errors.js";
@@ -32,7 +33,10 @@ export interface ProxyOptions {
   factoryFor?: (server: ServerConfig) => ClientFactory;
   /** Folder of the persistent catalog cache (see registry/catalog-cache.ts); none: no cache. */
   cacheDir?: string;
-  /** State folder holding trust pins (see registry/trust.ts); none: no pins kept. */
+  /**
+   * mcpx's state folder (src/state-dir.ts): trust pins (src/registry/trust.ts) and OAuth sign-ins
+   * (src/upstream/oauth/store.ts); none: no pins kept and no sign-in read.
+   */
   stateDir?: string;
 }
 
@@ -83,6 +87,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     tracker,
     ...(options.clock && { clock: options.clock }),
     ...(options.factoryFor && { factoryFor: options.factoryFor }),
+    ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
   });
   const monitor = new HealthMonitor(registry, config.health, {
     logger: logger.child("health"),
@@ -110,6 +115,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const pending = new PendingCalls({ key: sessionKey(config), logger });
   const context: ProxyContext = { config, logger, registry, executor, schemas, views, pending };
   let closing: Promise<void> | undefined;
+  let stopSignIns: (() => void) | undefined;
   return {
     context,
     start: async () => {
@@ -117,6 +123,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       pinStore?.watch((key) => registry.repin(key));
       await registry.start();
       monitor.start();
+      // A sign-in made while mcpx runs: servers waiting for it reconnect now.
+      const remote = context.config.servers.some((s) => s.spec.transport !== "stdio");
+      if (options.stateDir !== undefined && remote && !stopSignIns) {
+        stopSignIns = watchSignIns(options.stateDir, () => monitor.retryDown());
+      }
     },
     drain: (graceMs) => executor.drain(graceMs),
     reload: async (next) => {
@@ -151,6 +162,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     close: () => {
       // Timers first, so no reconnect starts while pools close; the registry owns every session
       // pool, so closing it ends every upstream process.
+      stopSignIns?.();
       monitor.stop();
       pending.close();
       pinStore?.close();

@@ -2,6 +2,7 @@
 import { DEFAULT_PROFILE, type Config } from "../config/load.js";
 import { createLogger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
+import { defaultStateDir } from "../upstream/oauth/store.js";
 import type { ServerState } from "../registry/registry.js";
 import { progress } from "./output.js";
 
@@ -13,7 +14,11 @@ export async function connectAll(
   config: Config,
 ): Promise<{ proxy: Proxy; servers: readonly ServerState[] }> {
   // Upstream stderr and retries are not this command's output; failures show as statuses.
-  const proxy = createProxy(config, { logger: createLogger({ level: "silent" }) });
+  const proxy = createProxy(config, {
+    logger: createLogger({ level: "silent" }),
+    // Remote servers signed in with `mcpx login` connect as they do when served.
+    stateDir: defaultStateDir(process.env),
+  });
   const registry = proxy.context.registry;
   const shown = progress("connecting", config.servers.length);
   const settled = new Set<string>();

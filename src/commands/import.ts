@@ -111,6 +111,13 @@ export function summary(source: Source, c: Conversion, out: string): string[] {
     r.dropped.map((d) => `${d.name}.${d.key} (${d.why})`),
   );
   for (const note of r.notes) lines.push(`  note: ${note}`);
+  const signIns = remoteWithoutCredentials(c.raw);
+  if (signIns.length > 0 && out !== "-") {
+    lines.push(
+      "  sign in:    remote servers without credentials in the file; if one is protected by OAuth, mcpx shows it as needing sign-in until you run:",
+      ...signIns.map((name) => `                mcpx login ${out} ${name}`),
+    );
+  }
   if (c.scope === "project") {
     lines.push(
       `  ${source.file} is a project-scope file: it came with the repository and may not be yours.`,
@@ -129,4 +136,19 @@ export function summary(source: Source, c: Conversion, out: string): string[] {
   }
   if (out !== "-") lines.push(`  next: mcpx validate ${out} --connect`);
   return lines;
+}
+
+/** Remote (http, sse) servers of an mcpx config object without an Authorization header. */
+function remoteWithoutCredentials(raw: Record<string, unknown>): string[] {
+  const servers = raw.mcpServers;
+  if (typeof servers !== "object" || servers === null) return [];
+  return Object.entries(servers as Record<string, unknown>)
+    .filter(([, entry]) => {
+      if (typeof entry !== "object" || entry === null) return false;
+      const e = entry as { url?: unknown; headers?: unknown };
+      if (typeof e.url !== "string" || /^[a-z]+:\/\/[^/]*@/i.test(e.url)) return false;
+      const headers = typeof e.headers === "object" && e.headers !== null ? e.headers : {};
+      return !Object.keys(headers).some((h) => h.toLowerCase() === "authorization");
+    })
+    .map(([name]) => name);
 }

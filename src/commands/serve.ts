@@ -12,7 +12,7 @@ import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
-import { defaultStateDir } from "../registry/trust-store.js";
+import { defaultStateDir } from "../state-dir.js";
 import { exposure } from "../auth/http-security.js";
 import type { EarlyStdio } from "../server/early.js";
 import { serveStdio } from "../server/stdio.js";

@@ -5,6 +5,7 @@
  * tool name. Server and tool names may themselves contain `__` or `/`, so forms are matched
  * against the view's actual pairs, never split apart.
  */
+import { signInCommandOf } from "../errors.js";
 import { didYouMean, nearest } from "../config/suggest.js";
 import type { ServerState } from "../registry/registry.js";
 import { matchesUriTemplate } from "../upstream/uri-template.js";
@@ -131,6 +132,10 @@ function notFound(
 export function unavailable(server: ServerState, redact: (text: string) => string): string {
   if (server.status === "starting") {
     return `Server "${server.name}" is still starting. Try again in a few seconds.`;
+  }
+  const signIn = signInCommandOf(server.error);
+  if (server.status === "down" && signIn) {
+    return `Server "${server.name}" needs sign-in: ask the user to run \`${signIn}\` in a terminal (it opens a browser). Its tools arrive without restarting mcpx; other servers keep working.`;
   }
   const h = server.health;
   const since = h.downSince !== undefined ? ` since ${new Date(h.downSince).toISOString()}` : "";

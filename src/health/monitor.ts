@@ -80,6 +80,16 @@ export class HealthMonitor {
     }
   }
 
+  /** Reconnect every down group now instead of at its next retry (a sign-in just landed). */
+  retryDown(): void {
+    if (this.stopped) return;
+    for (const [key, state] of this.groups) {
+      if (state.running || this.target.statusOf(key) !== "down") continue;
+      this.clock.clearTimeout(state.timer);
+      void this.reconnect(key, state);
+    }
+  }
+
   stop(): void {
     this.stopped = true;
     for (const state of this.groups.values()) this.clock.clearTimeout(state.timer);

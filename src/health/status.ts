@@ -1,10 +1,14 @@
+import { signInCommandOf } from "../errors.js";
 import type { PoolStats } from "../registry/pool.js";
 import type { ServerStatus } from "../registry/registry.js";
 import type { Registry } from "../registry/registry.js";
 import { findingText } from "../registry/trust.js";
 
 export interface ServerReport {
-  status: ServerStatus;
+  /** "needs sign-in": an OAuth-protected server without a usable sign-in (never "down"). */
+  status: ServerStatus | "needs sign-in";
+  /** With "needs sign-in": the command that signs in (`mcpx login <config> <server>`). */
+  signIn?: string;
   /** The protocol era the upstream speaks and the version negotiated, once it was reached. */
   era?: "legacy" | "modern";
   protocolVersion?: string;
@@ -48,8 +52,10 @@ export function healthReport(registry: Registry): HealthReport {
     const h = s.health;
     const stderrLines = registry.stderrCounts(s.name);
     const sessions = stats[s.name];
+    const signIn = s.status === "down" ? signInCommandOf(s.error) : undefined;
     servers[s.name] = {
-      status: s.status,
+      status: signIn ? "needs sign-in" : s.status,
+      ...(signIn && { signIn }),
       ...(s.identity?.era !== undefined && { era: s.identity.era }),
       ...(s.identity?.protocolVersion !== undefined && {
         protocolVersion: s.identity.protocolVersion,

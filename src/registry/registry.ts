@@ -9,6 +9,8 @@ import { errorMessage } from "../errors.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { RelayHub } from "../upstream/asker.js";
+import { loginCommand } from "../errors.js";
+import { TokenStore } from "../upstream/oauth/store.js";
 import { createClientFactory } from "../upstream/factory.js";
 import type { StderrRing } from "../upstream/stderr.js";
 import type { ChildTracker } from "../upstream/transport.js";
@@ -41,6 +43,8 @@ export interface RegistryOptions {
   cache?: CatalogCache;
   /** Pinned definitions each catalog is checked against (src/registry/trust.ts); none: no pins. */
   trust?: TrustPins;
+  /** mcpx's state folder, where OAuth sign-ins are kept; none: a protected server needs sign-in. */
+  stateDir?: string;
 }
 
 type UpdateListener = (server: string, uri: string) => void;
@@ -90,6 +94,7 @@ export class Registry {
       onRunning: (print, running) => this.states.setRunning(this.namesOf(print), running),
     });
     const { factoryFor, tracker } = options;
+    const tokens = options.stateDir === undefined ? undefined : new TokenStore(options.stateDir);
     this.factoryFor = factoryFor
       ? (s) => factoryFor(s)
       : (s, stderr) =>
@@ -100,6 +105,10 @@ export class Registry {
             hub: this.relayHub,
             ...(tracker && { tracker }),
             ...(this.config.trust === "untrusted" && { publicOnly: {} }),
+            oauth: {
+              ...(tokens && { store: tokens }),
+              command: loginCommand(this.config.file, s.name),
+            },
           });
     for (const server of config.servers) this.add(server);
   }

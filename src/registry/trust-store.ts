@@ -20,7 +20,6 @@ import {
   writeFileSync,
   type FSWatcher,
 } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 
@@ -85,12 +84,7 @@ function isEntry(v: unknown): v is PinEntry {
 }
 
 /** The state folder: `$XDG_STATE_HOME/mcpx`, else `~/.local/state/mcpx`. */
-export function defaultStateDir(env: Readonly<Record<string, string | undefined>>): string {
-  const xdg = env.XDG_STATE_HOME;
-  // The XDG spec: a relative value is invalid and must be ignored.
-  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, "mcpx");
-  return path.join(os.homedir(), ".local", "state", "mcpx");
-}
+export { defaultStateDir } from "../state-dir.js";
 
 /** An entry with nothing pinned and nothing pending. */
 export function emptyEntry(key: string, server: string): PinEntry {

@@ -2,6 +2,7 @@
  * Text renderings of the catalog for the model. Plain, compact text: every character here is
  * paid for in the model's context.
  */
+import { signInCommandOf } from "../errors.js";
 import { firstSentence, signature } from "../compression/signature.js";
 import type { CompiledSchema } from "../compression/schema.js";
 import { tidyText } from "../compression/text.js";
@@ -36,6 +37,8 @@ function statusNote(s: ServerState): string {
   // A catalog from the cache is usable while the server starts: the tool list shows it as it
   // will be, so a live catalog equal to the cached one changes nothing for clients.
   if (s.status === "ready" || (s.status === "starting" && s.catalogFrom === "cache")) return "";
+  const signIn = s.status === "down" ? signInCommandOf(s.error) : undefined;
+  if (signIn) return ` [needs sign-in: run ${signIn}]`;
   const why = firstSentence(s.error ?? "unknown error", 80);
   if (s.status === "down") return ` [DOWN: ${why}]`;
   return s.status === "degraded" ? ` [degraded: ${why}]` : ` [${s.status}]`;
@@ -140,7 +143,12 @@ export function renderServer(s: ServerState, abilities?: ClientAbilities): strin
   const lines = [
     `## ${s.name}${statusNote(s)}${cacheNote(s)}${s.identity?.era ? ` (MCP ${s.identity.protocolVersion ?? "?"}, ${s.identity.era})` : ""}${serverSummary(s) ? ` — ${serverSummary(s)}` : ""}`,
   ];
-  if (s.status === "down") {
+  const signIn = s.status === "down" ? signInCommandOf(s.error) : undefined;
+  if (signIn) {
+    lines.push(
+      `Needs sign-in: the user runs \`${signIn}\` in a terminal; its tools then arrive without restarting mcpx.`,
+    );
+  } else if (s.status === "down") {
     // The header keeps only the error's first sentence; asked about this server, give all of it.
     if (s.error) lines.push(`Error: ${s.error}`);
     lines.push("Its tools are unavailable until it is back; mcpx retries it.");

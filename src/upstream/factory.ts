@@ -2,7 +2,14 @@
  * The client factory: opens fresh, initialized sessions with one upstream (stdio, streamable
  * HTTP, SSE) and learns the era it speaks once. The session itself is in session.ts.
  */
-import { SdkHttpError, type PriorDiscovery, type Transport } from "@modelcontextprotocol/client";
+import {
+  SdkHttpError,
+  UnauthorizedError,
+  type AuthProvider,
+  type PriorDiscovery,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { needsSignIn, ProxyError } from "../errors.js";
 import type { ServerConfig } from "../config/load.js";
 import type { Lookup } from "../config/trust.js";
 import type { Logger } from "../logger.js";
@@ -19,6 +26,8 @@ import {
   type RemoteSpec,
 } from "./transport.js";
 import type { ClientFactory, SessionDeclares, UpstreamSession } from "./types.js";
+import { storedTokens } from "./oauth/bearer.js";
+import type { TokenStore } from "./oauth/store.js";
 
 export interface ClientFactoryOptions {
   logger: Logger;
@@ -40,6 +49,11 @@ export interface ClientFactoryOptions {
    * `lookup` replaces DNS (tests).
    */
   publicOnly?: { lookup?: Lookup };
+  /**
+   * OAuth sign-in of http/sse upstreams without an Authorization header: where tokens are
+   * (none: a protected server needs sign-in) and the command that signs in to this server.
+   */
+  oauth?: { store?: TokenStore; command: string };
 }
 
 /**
@@ -95,13 +109,41 @@ export function createClientFactory(
       },
     );
   const fetchImpl = options.publicOnly ? publicOnlyFetch(options.publicOnly.lookup) : undefined;
+  const oauth = options.oauth;
+  // Untrusted configs send no credentials upstream: no stored sign-in either.
+  const bearer: AuthProvider | undefined =
+    oauth && spec.transport !== "stdio" && !options.publicOnly
+      ? storedTokens({
+          resource: spec.url,
+          store: oauth.store,
+          command: oauth.command,
+          logger: log,
+          ...(fetchImpl && { fetchImpl }),
+        })
+      : undefined;
+  // An entry with its own credentials (a header, user:pass in the URL) is not signed in by mcpx.
+  const ownCredentials =
+    spec.transport === "stdio" ||
+    Object.keys(spec.headers ?? {}).some((h) => h.toLowerCase() === "authorization") ||
+    /^[a-z]+:\/\/[^/]*@/i.test(spec.url);
+  /** A 401 (or the SDK's UnauthorizedError) means sign-in, never "down" nor "try SSE". */
+  const signInFailure = (err: unknown): ProxyError | undefined => {
+    for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+      if (e instanceof ProxyError && e.code === "NEEDS_SIGN_IN") return e;
+      if (ownCredentials) continue;
+      if (e instanceof UnauthorizedError || (e instanceof SdkHttpError && e.status === 401)) {
+        return needsSignIn(oauth?.command ?? "mcpx login <config> <server>");
+      }
+    }
+    return undefined;
+  };
   // SSE is the legacy transport: its servers are legacy, no probe.
   const openSse = (
     remote: RemoteSpec,
     signal: AbortSignal | undefined,
     declares: SessionDeclares | undefined,
   ) =>
-    openSession(createRemoteTransport(remote, "sse", fetchImpl), {
+    openSession(createRemoteTransport(remote, "sse", fetchImpl, bearer), {
       timeoutMs,
       relay,
       prior: LEGACY,
@@ -164,7 +206,7 @@ export function createClientFactory(
         try {
           return await openSse(spec, signal, declares);
         } catch (err) {
-          throw remoteFailure(err, spec.url);
+          throw signInFailure(err) ?? remoteFailure(err, spec.url);
         }
       });
     case "http": {
@@ -174,7 +216,7 @@ export function createClientFactory(
       ) => {
         if (useSse) return openSse(spec, signal, declares);
         try {
-          return await openSession(createRemoteTransport(spec, "http", fetchImpl), {
+          return await openSession(createRemoteTransport(spec, "http", fetchImpl, bearer), {
             timeoutMs,
             relay,
             ...(signal && { signal }),
@@ -184,6 +226,7 @@ export function createClientFactory(
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
           if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;
+          if (signInFailure(err)) throw err;
           log.info(`streamable HTTP answered ${err.status}; falling back to SSE`);
           const session = await openSse(spec, signal, declares);
           useSse = true;
@@ -194,7 +237,7 @@ export function createClientFactory(
         try {
           return await connect(signal, declares);
         } catch (err) {
-          throw remoteFailure(err, spec.url);
+          throw signInFailure(err) ?? remoteFailure(err, spec.url);
         }
       });
     }

@@ -10,6 +10,7 @@ import {
   serializeMessage,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  type AuthProvider,
   type JSONRPCMessage,
   type Transport,
 } from "@modelcontextprotocol/client";
@@ -289,6 +290,7 @@ export function createRemoteTransport(
   spec: RemoteSpec,
   kind: "http" | "sse",
   fetchImpl?: FetchLike,
+  authProvider?: AuthProvider,
 ): Transport {
   const url = new URL(spec.url);
   const headers = { ...spec.headers };
@@ -297,7 +299,7 @@ export function createRemoteTransport(
   // The header comes from config/secrets.ts, which registers the same value for redaction.
   const basic = basicAuthorization(url);
   if (basic) {
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+    if (!hasAuthorization(headers)) {
       headers.Authorization = basic;
     }
     url.username = "";
@@ -314,7 +316,12 @@ export function createRemoteTransport(
     withTrace.set("traceparent", traceparent);
     return inner(u, { ...init, headers: withTrace });
   };
-  const options = { requestInit: { headers }, fetch: traced };
+  const options = {
+    requestInit: { headers },
+    fetch: traced,
+    // An OAuth-protected server: the stored sign-in's token (src/upstream/oauth/bearer.ts).
+    ...(authProvider && !hasAuthorization(headers) && { authProvider }),
+  };
   const transport =
     kind === "sse"
       ? new SSEClientTransport(url, options)
@@ -325,4 +332,8 @@ export function createRemoteTransport(
 /** A remote transport: requests run in its `traceScope` send that traceparent as a header. */
 export interface TraceScoped {
   readonly traceScope: AsyncLocalStorage<string>;
+}
+
+function hasAuthorization(headers: Record<string, string>): boolean {
+  return Object.keys(headers).some((h) => h.toLowerCase() === "authorization");
 }

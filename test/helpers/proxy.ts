@@ -81,6 +81,8 @@ export interface StartOptions {
    * fresh one per spawn, so no test sees another's cached catalogs.
    */
   cacheHome?: string;
+  /** More environment for the spawned mcpx (e.g. XDG_STATE_HOME). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -123,7 +125,7 @@ export async function startStdio(
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "", ...cacheEnv(options.cacheHome) },
+    env: { PATH: process.env.PATH ?? "", ...cacheEnv(options.cacheHome), ...options.env },
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -162,7 +164,7 @@ export async function startHttp(
 ): Promise<RunningHttp> {
   const child = spawn(process.execPath, [MCPX, configFile, "--port", "0", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...cacheEnv(options.cacheHome) },
+    env: { ...process.env, ...cacheEnv(options.cacheHome), ...options.env },
   });
   let stderr = "";
   let stdout = "";

@@ -157,7 +157,10 @@ describe("Claude Code", () => {
     });
     expect(c.scope).toBe("project");
     expect(c.report.unsupported).toEqual([
-      { name: "remote", why: "oauth: mcpx does not sign in to servers with OAuth" },
+      {
+        name: "remote",
+        why: "oauth: a pre-registered OAuth client; mcpx signs in with dynamic registration only (mcpx login)",
+      },
     ]);
     expect(c.report.dropped).toEqual([
       { name: "memory", key: "alwaysLoad", why: "mcpx always lists every tool in its catalog" },

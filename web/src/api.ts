@@ -3,7 +3,9 @@
 export interface ServerSummary {
   name: string;
   description: string;
-  status: "starting" | "ready" | "degraded" | "down";
+  status: "starting" | "ready" | "degraded" | "down" | "needs sign-in";
+  /** With "needs sign-in": the command that signs in. */
+  signIn?: string;
   era?: string;
   protocolVersion?: string;
   error?: string;

@@ -72,5 +72,5 @@ export function clock(t: number): string {
 
 /** A status pill: colour and the word, never colour alone. */
 export function pill(status: string): HTMLElement {
-  return h("span", { class: `pill status-${status}` }, status);
+  return h("span", { class: `pill status-${status.replaceAll(" ", "-")}` }, status);
 }

@@ -75,6 +75,17 @@ export async function openServer(name: string): Promise<void> {
   fill(
     byId("detail-body"),
     h("p", { class: "muted" }, detail.description),
+    ...(detail.signIn
+      ? [
+          h(
+            "p",
+            { class: "sign-in" },
+            "Needs sign-in: run ",
+            h("code", {}, detail.signIn),
+            " in a terminal.",
+          ),
+        ]
+      : []),
     target(detail.target),
     h("h3", {}, `Tools (${detail.tools.length})`),
     toolTable(detail),

@@ -14,7 +14,11 @@ import { isRecord } from "../../json.js";
 /** Claude Code's keys that mcpx does not have. */
 const CLAUDE_RULES: Readonly<Record<string, KeyRule>> = {
   alwaysLoad: { kind: "drop", why: "mcpx always lists every tool in its catalog" },
-  oauth: { kind: "unsupported", why: "mcpx does not sign in to servers with OAuth" },
+  // Without it, a remote entry moves and `mcpx login` signs in (discovery, DCR).
+  oauth: {
+    kind: "unsupported",
+    why: "a pre-registered OAuth client; mcpx signs in with dynamic registration only (mcpx login)",
+  },
   headersHelper: {
     kind: "unsupported",
     why: "mcpx does not run a command to make headers; put them in headers with ${VAR}",

@@ -26,8 +26,8 @@ const RULES: Readonly<Record<string, KeyRule>> = {
   enabled_tools: { kind: "custom" },
   disabled_tools: { kind: "custom" },
   required: { kind: "drop", why: "mcpx serves whichever servers are up" },
-  scopes: { kind: "drop", why: "OAuth scopes; mcpx does not sign in with OAuth" },
-  oauth_resource: { kind: "drop", why: "OAuth; mcpx does not sign in with OAuth" },
+  scopes: { kind: "drop", why: "OAuth scopes; mcpx asks for what the server names (mcpx login)" },
+  oauth_resource: { kind: "drop", why: "OAuth resource; mcpx signs in itself (mcpx login)" },
 };
 
 export const codex: ClientFormat = {

@@ -102,10 +102,15 @@ function transport(raw: Record<string, unknown>, b: EntryBuilder): void {
   }
 }
 
-/** Sign-in mcpx cannot do keeps the server with Gemini. */
+/** OAuth discovery mcpx does itself (mcpx login); other sign-ins keep the server with Gemini. */
 function auth(raw: Record<string, unknown>, b: EntryBuilder): void {
-  if (isRecord(raw.oauth) && raw.oauth.enabled === true) {
-    b.refuse("oauth: mcpx does not sign in to servers with OAuth");
+  if (isRecord(raw.oauth) && raw.oauth.enabled === true && raw.oauth.clientId !== undefined) {
+    b.refuse("oauth.clientId: mcpx does not sign in with a pre-registered OAuth client");
+  } else if (isRecord(raw.oauth) && raw.oauth.enabled === true) {
+    b.drop(
+      "oauth",
+      "Gemini's own OAuth client; mcpx signs in itself (mcpx login <config> <server>)",
+    );
   } else if (raw.oauth !== undefined) {
     b.drop("oauth", "not enabled");
   }
@@ -113,6 +118,9 @@ function auth(raw: Record<string, unknown>, b: EntryBuilder): void {
   if (provider !== undefined && provider !== "dynamic_discovery") {
     b.refuse(`authProviderType ${JSON.stringify(provider)}: mcpx does not sign in with it`);
   } else if (provider !== undefined) {
-    b.drop("authProviderType", "OAuth discovery; mcpx does not sign in with OAuth");
+    b.drop(
+      "authProviderType",
+      "OAuth discovery; mcpx signs in itself (mcpx login <config> <server>)",
+    );
   }
 }

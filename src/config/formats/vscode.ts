@@ -24,7 +24,11 @@ const VSCODE_RULES: Readonly<Record<string, KeyRule>> = {
 const CURSOR_RULES: Readonly<Record<string, KeyRule>> = {
   envFile: { kind: "path" },
   cwd: { kind: "path" },
-  auth: { kind: "unsupported", why: "mcpx does not sign in to servers with OAuth" },
+  // A pre-registered client (CLIENT_ID …); without it, `mcpx login` signs in (discovery, DCR).
+  auth: {
+    kind: "unsupported",
+    why: "a pre-registered OAuth client; mcpx signs in with dynamic registration only (mcpx login)",
+  },
 };
 
 /** `.cursor/mcp.json` in a project, `~/.cursor/mcp.json` for the user; likewise `.vscode`. */

@@ -1,0 +1,106 @@
+/**
+ * `mcpx login <config> <server>`: sign in to an OAuth-protected remote server of the config
+ * (src/upstream/oauth/login.ts). Opens the browser, or with --no-browser (or no display) prints
+ * the URL on stderr and reads the redirect URL pasted on stdin. Exit 0 signed in, 1 the sign-in
+ * failed, 2 bad config or server.
+ */
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { LoginOptions, LogoutOptions } from "../cli.js";
+import { ConfigError, loadConfig, type Config, type ServerConfig } from "../config/load.js";
+import { errorMessage } from "../errors.js";
+import { createLogger } from "../logger.js";
+import { signIn } from "../upstream/oauth/login.js";
+import { defaultStateDir, TokenStore } from "../upstream/oauth/store.js";
+import { loadOptions } from "./load.js";
+import { fail } from "./output.js";
+
+type Remote = ServerConfig & { spec: { transport: "http" | "sse"; url: string } };
+
+/** The config's remote server `name`, or the exit code of what is wrong (printed). */
+export function remoteServer(
+  o: LoginOptions | LogoutOptions,
+): { config: Config; server: Remote } | number {
+  let config: Config;
+  try {
+    config = loadConfig(o.file, process.env, loadOptions(o));
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(2, err.message, "Fix each key named above.");
+    throw err;
+  }
+  const server = config.servers.find((s) => s.name === o.server);
+  if (!server) {
+    const names = config.servers.map((s) => s.name).join(", ") || "none";
+    return fail(2, `no server "${o.server}" in ${config.file}.`, `Its servers: ${names}.`);
+  }
+  if (server.spec.transport === "stdio") {
+    return fail(
+      2,
+      `server "${o.server}" is a local command: mcpx signs in only to remote (http, sse) servers.`,
+      "Give it credentials through its env instead.",
+    );
+  }
+  return { config, server: server as Remote };
+}
+
+export async function login(o: LoginOptions): Promise<number> {
+  const found = remoteServer(o);
+  if (typeof found === "number") return found;
+  const { config, server } = found;
+  const logger = createLogger({ level: "warn" });
+  logger.addSecrets(config.secrets);
+  const store = new TokenStore(defaultStateDir(process.env));
+  const headless =
+    o.noBrowser ||
+    (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY);
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  const pasted = new Promise<string>((resolve) => {
+    lines.on("line", (line) => {
+      if (line.trim()) resolve(line);
+    });
+  });
+  try {
+    const result = await signIn({
+      resource: server.spec.url,
+      store,
+      logger,
+      pasted,
+      open: (authorizationUrl) => {
+        const url = authorizationUrl.toString();
+        const opened = !headless && openBrowser(url);
+        process.stderr.write(
+          opened
+            ? `mcpx: opened the browser to sign in to ${server.name}. If it did not open, visit:\n  ${url}\n`
+            : `mcpx: to sign in to ${server.name}, open this URL in a browser:\n  ${url}\nthen paste here the address the browser was sent to (http://127.0.0.1:…/callback?…):\n`,
+        );
+      },
+    });
+    process.stderr.write(
+      `mcpx: signed in to ${server.name} at ${result.issuer}${result.scope ? ` (scope: ${result.scope})` : ""}; tokens in ${store.dir}\n`,
+    );
+    return 0;
+  } catch (err) {
+    return fail(
+      1,
+      `sign-in to ${server.name} failed: ${logger.redact(errorMessage(err))}`,
+      `Run mcpx login ${o.file} ${o.server} again.`,
+    );
+  } finally {
+    lines.close();
+    process.stdin.destroy();
+  }
+}
+
+/** Open `url` in the user's browser; false when no opener could be started. */
+function openBrowser(url: string): boolean {
+  const command =
+    process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(command, [url], { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+    return child.pid !== undefined;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Interactive sign-in to an OAuth-protected upstream, the MCP authorization flow through the SDK
+ * client's `auth()`: discovery from the server's 401 (RFC 9728 protected-resource metadata, then
+ * RFC 8414 / OIDC metadata), dynamic client registration (RFC 7591), authorization code with
+ * PKCE S256, the `resource` indicator (RFC 8707) and the `iss` check on the redirect (RFC 9207).
+ * mcpx adds what the SDK leaves to the host: the loopback listener that receives the redirect (or
+ * a pasted redirect URL), the `state` check, and the token store.
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import {
+  auth,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
+import getPort from "get-port";
+import type { Logger } from "../../logger.js";
+import { VERSION } from "../../version.js";
+import { recordSecrets, type SignInRecord, type TokenStore } from "./store.js";
+
+export interface SignInOptions {
+  /** The server's URL (the protected resource). */
+  resource: string;
+  store: TokenStore;
+  logger: Logger;
+  /** Show the authorization URL to the user (open a browser, print it). */
+  open: (url: URL) => void | Promise<void>;
+  /** A redirect URL the user pasted (no browser on this machine); never settles when unused. */
+  pasted?: Promise<string>;
+  /** Scope to ask for (default: what the server's metadata or challenge names). */
+  scope?: string;
+  /** Bound on the whole sign-in (default 5 minutes). */
+  timeoutMs?: number;
+}
+
+export interface SignInResult {
+  issuer: string;
+  scope?: string;
+}
+
+/** What the redirect carried: code and iss, or the authorization server's refusal. */
+function parseRedirect(raw: string, state: string): { code: string; iss?: string } {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error("that is not a URL: paste the whole address the browser was sent to");
+  }
+  const params = url.searchParams;
+  const error = params.get("error");
+  if (error) {
+    const description = params.get("error_description");
+    throw new Error(
+      `the authorization server refused the sign-in: ${error}${description ? ` (${description})` : ""}`,
+    );
+  }
+  if (params.get("state") !== state) {
+    throw new Error("the redirect's state does not match this sign-in: start mcpx login again");
+  }
+  const code = params.get("code");
+  if (!code) throw new Error("the redirect carries no authorization code");
+  const iss = params.get("iss");
+  return { code, ...(iss !== null && { iss }) };
+}
+
+/** The loopback listener the browser is sent back to (RFC 8252 §7.3). */
+async function listen(): Promise<{ server: Server; redirectUrl: string; hit: Promise<string> }> {
+  const port = await getPort({ host: "127.0.0.1" });
+  const server = createServer();
+  const redirectUrl = `http://127.0.0.1:${port}/callback`;
+  const hit = new Promise<string>((resolve) => {
+    server.on("request", (req, res) => {
+      const url = new URL(req.url ?? "/", redirectUrl);
+      if (req.method !== "GET" || url.pathname !== "/callback") {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+      res.end("mcpx received the sign-in. You can close this tab and go back to the terminal.\n");
+      resolve(url.toString());
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  return { server, redirectUrl, hit };
+}
+
+export async function signIn(options: SignInOptions): Promise<SignInResult> {
+  const { resource, store, logger } = options;
+  const { server, redirectUrl, hit } = await listen();
+  const state = randomBytes(16).toString("base64url");
+  let verifier = "";
+  let discovery: OAuthDiscoveryState | undefined;
+  let client: StoredOAuthClientInformation | undefined;
+  let tokens: StoredOAuthTokens | undefined;
+  let issuer: string | undefined;
+  const metadata: OAuthClientMetadata = {
+    client_name: "mcpx",
+    software_id: "mcpx",
+    software_version: VERSION,
+    redirect_uris: [redirectUrl],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+  const provider: OAuthClientProvider = {
+    redirectUrl,
+    clientMetadata: metadata,
+    state: () => state,
+    // A new registration per sign-in: the loopback port differs each time.
+    clientInformation: () => client,
+    saveClientInformation: (info) => {
+      client = info;
+      logger.addSecrets(typeof info.client_secret === "string" ? [info.client_secret] : []);
+    },
+    tokens: () => tokens,
+    saveTokens: (saved, ctx) => {
+      tokens = saved;
+      issuer = ctx?.issuer ?? issuer;
+      logger.addSecrets(
+        [saved.access_token, saved.refresh_token].filter((v): v is string => Boolean(v)),
+      );
+    },
+    redirectToAuthorization: (url) => options.open(url),
+    saveCodeVerifier: (v) => {
+      verifier = v;
+    },
+    codeVerifier: () => verifier,
+    saveDiscoveryState: (s) => {
+      discovery = s;
+    },
+    discoveryState: () => discovery,
+  };
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no sign-in within ${Math.round(timeoutMs / 1000)} s`)),
+      timeoutMs,
+    );
+  });
+  try {
+    const first = await Promise.race([
+      auth(provider, { serverUrl: resource, ...(options.scope && { scope: options.scope }) }),
+      timeout,
+    ]);
+    if (first === "AUTHORIZED" && !tokens) throw new Error("the server asked for no sign-in");
+    if (first === "REDIRECT") {
+      const raw = await Promise.race([hit, ...(options.pasted ? [options.pasted] : []), timeout]);
+      const { code, iss } = parseRedirect(raw, state);
+      await auth(provider, {
+        serverUrl: resource,
+        authorizationCode: code,
+        ...(iss !== undefined && { iss }),
+      });
+    }
+    const meta = discovery?.authorizationServerMetadata;
+    issuer ??= meta?.issuer;
+    if (!tokens || !client || !issuer || !meta) throw new Error("the sign-in returned no tokens");
+    const record: SignInRecord = {
+      resource,
+      issuer,
+      ...(discovery?.resourceMetadata?.resource && {
+        indicator: discovery.resourceMetadata.resource,
+      }),
+      metadata: meta,
+      client: client,
+      tokens: {
+        access_token: tokens.access_token,
+        token_type: tokens.token_type,
+        ...(tokens.refresh_token && { refresh_token: tokens.refresh_token }),
+        ...(tokens.scope && { scope: tokens.scope }),
+        ...(tokens.expires_in !== undefined && {
+          expiresAt: Date.now() + tokens.expires_in * 1000,
+        }),
+      },
+      savedAt: Date.now(),
+    };
+    logger.addSecrets(recordSecrets(record));
+    // Under the lock: a running mcpx refreshing the old sign-in does not overwrite this one.
+    await store.withLock(resource, () => store.write(record));
+    return { issuer, ...(tokens.scope && { scope: tokens.scope }) };
+  } finally {
+    clearTimeout(timer);
+    server.closeAllConnections();
+    server.close();
+  }
+}
