@@ -33,11 +33,12 @@ export function quietLogger(lines: string[] = []): Logger {
  */
 export function memoryProxy(
   upstreams: Record<string, () => McpServer>,
-  options: { config?: Config; logger?: Logger; clock?: Clock } = {},
+  options: { config?: Config; logger?: Logger; clock?: Clock; stateDir?: string } = {},
 ): Proxy {
   const config = options.config ?? memoryConfig(Object.keys(upstreams));
   return createProxy(config, {
     logger: options.logger ?? quietLogger(),
+    ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
     ...(options.clock && { clock: options.clock }),
     factoryFor: (server) => async () => {
       const make = upstreams[server.name];

@@ -154,3 +154,35 @@ describe("trust pins", () => {
     expect(defs).toContain('"B."');
   });
 });
+
+describe("trust pins through a whole proxy (in-memory upstream)", () => {
+  it("/healthz's report and the registry say what changed; the view holds it under hold", async () => {
+    const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+    const { memoryProxy } = await import("../helpers/inmemory.js");
+    const { healthReport } = await import("../../src/health/status.js");
+    const stateDir = tempDir();
+    const upstream = (description: string) => () => {
+      const server = new McpServer({ name: "u", version: "1" });
+      server.registerTool("t", { description }, () => ({ content: [] }));
+      server.registerTool("keep", { description: "Stays." }, () => ({ content: [] }));
+      return server;
+    };
+    const config = memoryConfig(["s"], { trust: "hold" });
+    const first = memoryProxy({ s: upstream("Before.") }, { config, stateDir });
+    await first.start();
+    expect(healthReport(first.context.registry).servers.s!.trust).toBeUndefined();
+    await first.close();
+    const second = memoryProxy({ s: upstream("After.") }, { config, stateDir });
+    try {
+      await second.start();
+      expect(healthReport(second.context.registry).servers.s!.trust).toEqual({
+        held: true,
+        findings: ["tool t: changed since it was approved (description)"],
+      });
+      const view = second.context.views.forCaller("anyone");
+      expect(view.server("s")!.tools.map((x) => x.name)).toEqual(["keep"]);
+    } finally {
+      await second.close();
+    }
+  });
+});

@@ -11,6 +11,8 @@ export interface ServerSummary {
   error?: string;
   /** Optional requests the server failed (method → why); it stays up with its tools. */
   notes?: Record<string, string>;
+  /** What the trust pins say (docs/trust.md): findings, and whether flagged ones are held. */
+  trust?: { held: boolean; findings: string[] };
   latencyMs?: number;
   consecutiveFailures: number;
   downSince?: string;

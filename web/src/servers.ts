@@ -28,7 +28,11 @@ export function renderServers(servers: ServerSummary[], onOpen: (name: string) =
         { class: "num", "data-label": "Stderr dropped" },
         s.stderrLines ? int(s.stderrLines.dropped) : "0",
       ),
-      h("td", { class: "error", "data-label": "Last error" }, s.error ?? notesText(s.notes)),
+      h(
+        "td",
+        { class: "error", "data-label": "Last error" },
+        [s.error ?? notesText(s.notes), trustText(s.trust)].filter(Boolean).join("; "),
+      ),
     ),
   );
   if (rows.length === 0)
@@ -42,6 +46,13 @@ function notesText(notes: Record<string, string> | undefined): string {
   return Object.entries(notes)
     .map(([method, why]) => `${method} failed (${treatedAs(method)}): ${why}`)
     .join("; ");
+}
+
+/** Changed, new or suspicious definitions (trust pins), and whether they are held. */
+function trustText(trust: ServerSummary["trust"]): string {
+  if (!trust) return "";
+  const how = trust.held ? "held until mcpx trust approve" : "served (trust: warn)";
+  return `trust: ${trust.findings.join("; ")} (${how})`;
 }
 
 /** What a failed optional request is taken as (as src/registry/notes.ts says it). */
