@@ -133,6 +133,7 @@ function parseProfile(
     tools: { ...(p.tools?.allow && { allow: p.tools.allow }), deny: p.tools?.deny ?? [] },
     readOnly: p.readOnly ?? false,
     ...(p.clientRoots === true && { clientRoots: true as const }),
+    ...(p.apps === "direct" && { apps: "direct" as const }),
     ...(p.confirm && p.confirm.length > 0 && { confirm: p.confirm }),
     ...(p.prompts && {
       prompts: { ...(p.prompts.allow && { allow: p.prompts.allow }), deny: p.prompts.deny ?? [] },

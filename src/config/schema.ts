@@ -109,6 +109,13 @@ const common = {
     .describe(
       "Folders (relative to the config file) or `file://` URIs: the server's roots outside a call and on `shared` sessions.",
     ),
+  /** "direct": tools that declare an MCP Apps UI are also listed in tools/list as server__tool. */
+  apps: z
+    .enum(["direct"])
+    .optional()
+    .describe(
+      "`direct`: this server's tools that declare an MCP Apps UI (`_meta.ui.resourceUri`) are also listed in `tools/list` as `server__tool`, so a host can render them (default: only through the meta-tools).",
+    ),
   /** "lazy": started on first use, its catalog from the cache, closed after idleTimeout unused. */
   start: z
     .enum(["eager", "lazy"])

@@ -48,6 +48,8 @@ export interface ServerConfig {
   roots?: string[];
   /** "lazy": not started until a request needs it, closed after `session.idleTimeoutMs` unused. */
   start?: "lazy";
+  /** "direct": its tools with an MCP Apps UI are also listed in tools/list (registry/apps.ts). */
+  apps?: "direct";
 }
 
 /** What one caller may see and call (see src/registry/profiles.ts for the matching rules). */
@@ -59,6 +61,8 @@ export interface Profile {
   tools: { allow?: string[]; deny: string[] };
   /** Only tools annotated `readOnlyHint: true`. */
   readOnly: boolean;
+  /** "direct": app tools of every server of the profile are also listed in tools/list. */
+  apps?: "direct";
   /**
    * True: an HTTP caller's roots reach upstreams as its client gives them, as a stdio client's
    * do. Absent: they are held within each server's configured `roots` (upstream/roots.ts).

@@ -8,6 +8,7 @@ import type { Logger } from "../logger.js";
 import type { RequestOptions, UpstreamSession } from "../upstream/types.js";
 import type { Lease } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
+import { appContents, splitAppUri } from "../registry/apps.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
@@ -358,6 +359,14 @@ export class Executor {
     ctx: CallContext,
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
     const catalog = this.admission.catalog(ctx);
+    // `ui://<server>/<rest>`: an MCP Apps resource as clients see it, read from its server.
+    const app = splitAppUri(uri);
+    if (
+      app &&
+      (serverName === undefined || serverName === app.server) &&
+      catalog.server(app.server)
+    )
+      return this.readApp(app.uri, app.server, ctx);
     const aborted = await this.admission.untilStarted(serverName, catalog, ctx.signal);
     if (aborted) return { error: aborted.text };
     const found = resourceServer(uri, serverName, catalog);
@@ -380,6 +389,15 @@ export class Executor {
     } finally {
       lease.release();
     }
+  }
+
+  private async readApp(
+    uri: string,
+    server: string,
+    ctx: CallContext,
+  ): Promise<{ result: ReadResourceResult } | { error: string }> {
+    const read = await this.read(uri, server, ctx);
+    return "error" in read ? read : { result: appContents(server, read.result) };
   }
 }
 

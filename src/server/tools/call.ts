@@ -48,7 +48,7 @@ export const callTool: MetaTool = {
 };
 
 /** The request as the executor sees it. Inner calls of a script inherit all of it. */
-function callContext(req: RequestContext): CallContext {
+export function callContext(req: RequestContext): CallContext {
   return {
     caller: req.caller,
     ...(req.clientKey !== undefined && { clientKey: req.clientKey }),

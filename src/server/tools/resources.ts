@@ -1,4 +1,5 @@
 import { UriTemplate } from "@modelcontextprotocol/server";
+import { appUri } from "../../registry/apps.js";
 import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/result-store.js";
 import type { CatalogView } from "../../registry/view.js";
 import { textResult, type ContentBlock, type ToolResult } from "../../types.js";
@@ -59,7 +60,9 @@ export const resourcesTool: MetaTool = {
     const lines: string[] = [];
     for (const s of servers) {
       for (const r of s.resources)
-        lines.push(`${s.name}\t${r.uri}\t${r.name}${r.mimeType ? `\t${r.mimeType}` : ""}`);
+        lines.push(
+          `${s.name}\t${appUri(s.name, r.uri)}\t${r.name}${r.mimeType ? `\t${r.mimeType}` : ""}`,
+        );
       for (const t of s.resourceTemplates)
         lines.push(
           `${s.name}\t${t.uriTemplate}\t${t.name}${t.mimeType ? `\t${t.mimeType}` : ""}\t(template)`,
