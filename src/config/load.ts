@@ -211,6 +211,7 @@ function fromSettings(
   | "health"
   | "log"
   | "shutdownGraceMs"
+  | "taskAfterMs"
   | "pageSize"
   | "resultBudget"
 > {
@@ -236,6 +237,7 @@ function fromSettings(
       },
     }),
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
+    taskAfterMs: s.taskAfter ?? DEFAULTS.taskAfterMs,
     pageSize: s.pageSize ?? DEFAULTS.pageSize,
     resultBudget: s.resultBudget ?? DEFAULTS.resultBudget,
   };

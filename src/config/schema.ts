@@ -335,6 +335,16 @@ export const settingsSchema = z.strictObject({
   shutdownGrace: timeoutMs
     .optional()
     .describe("ms in-flight calls may take to finish at shutdown before they are cancelled."),
+  /** ms after which a still-running call answers with a handle to poll (0: never). */
+  taskAfter: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3600 * 1000)
+    .optional()
+    .describe(
+      "ms after which a `call` still running answers with a handle (`mcpx://tasks/<id>`) the model polls with `resources`, the call going on; 0 never hands off.",
+    ),
   /** The persistent catalog cache: false turns it off, a path moves it (default $XDG_CACHE_HOME/mcpx). */
   catalogCache: z
     .union([z.boolean(), z.string().min(1)], {

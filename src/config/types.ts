@@ -138,6 +138,8 @@ export interface Config {
   log?: LogFileSettings;
   /** ms in-flight calls get to finish at shutdown. */
   shutdownGraceMs: number;
+  /** ms after which a still-running call answers with a handle (0: never; executor/tasks.ts). */
+  taskAfterMs: number;
   /** The top-level result budget (servers may set their own); a script's value is held to it. */
   resultBudget: number;
   /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
@@ -187,6 +189,8 @@ export const DEFAULTS = {
   },
   log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
   shutdownGraceMs: 10_000,
+  /** Most clients' request timeout is 60 s, reset by progress (which mcpx sends meanwhile). */
+  taskAfterMs: 60_000,
   pageSize: 200,
   /**
    * Result budget in o200k tokens. Claude Code warns above 10,000 tokens of tool output and cuts

@@ -22,6 +22,8 @@ import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./
 import { relayRequest, type RelayEnd } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./result-store.js";
 import { ResultShaper } from "./shape.js";
+import { CallTasks, type TaskLimits } from "./tasks.js";
+import type { Clock } from "../clock.js";
 import type { Selector } from "../compression/selector.js";
 import {
   codeModeOff,
@@ -43,6 +45,10 @@ export interface ExecutorOptions {
   sandbox?: Sandbox;
   /** Evaluates `select` off the main thread (default: one of the executor's own). */
   selector?: Selector;
+  /** The clock long-running calls are timed on (tasks.ts; tests inject one). */
+  clock?: Clock;
+  /** Limits of the handles of long-running calls (defaults: DEFAULT_TASK_LIMITS). */
+  tasks?: Partial<TaskLimits>;
 }
 
 /** How run() ended, and the tool it resolved to (the log names it, whatever form was written). */
@@ -68,6 +74,8 @@ export class Executor {
   private readonly admission: Admission;
   /** Started and ended calls (caller, tool, duration, outcome; never arguments), for dashboards. */
   readonly events = new CallEvents();
+  /** Calls that outlived `taskAfter`, polled through their handles (tasks.ts). */
+  readonly tasks: CallTasks;
 
   constructor(
     registry: Registry,
@@ -75,6 +83,7 @@ export class Executor {
   ) {
     this.log = options.logger;
     this.admission = new Admission(registry, options.logger);
+    this.tasks = new CallTasks(options.clock, options.tasks);
     this.shaper = new ResultShaper(
       new ResultStore(options.resultStore, options.now),
       options.compression,
