@@ -78,6 +78,16 @@ describe.each(matrix)("MCP Apps over %s, %s client", (transport, era) => {
     expect(text(result)).toBe("Oslo: 21 C");
   });
 
+  it("routes an app's calls of its server's tools by the upstream's names", async () => {
+    const weather = await client.callTool({ name: "weather", arguments: { city: "Rome" } });
+    expect(weather.structuredContent).toEqual({ city: "Rome", tempC: 21 });
+    // Any tool of the one server with direct apps: an app may call tools it never lists.
+    expect(text(await client.callTool({ name: "plain", arguments: {} }))).toBe("plain");
+    await expect(client.callTool({ name: "nowhere", arguments: {} })).rejects.toThrow(
+      /Unknown tool "nowhere"/,
+    );
+  });
+
   it("answers a direct name of a server without apps: direct as an unknown tool", async () => {
     await expect(client.callTool({ name: "other__weather", arguments: {} })).rejects.toThrow(
       /Unknown tool "other__weather"/,
