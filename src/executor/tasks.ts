@@ -184,7 +184,8 @@ export class CallTasks {
  * spec requires), and between them a heartbeat a little above the last value.
  */
 class Pacer {
-  private last = 0;
+  /** The last value sent; none yet: any first value goes (0 included). */
+  private last: number | undefined;
   private stopped = false;
   readonly startedAt: number;
 
@@ -197,14 +198,14 @@ class Pacer {
   }
 
   forward(p: { progress: number; total?: number; message?: string }): void {
-    if (this.stopped || !(p.progress > this.last)) return;
+    if (this.stopped || (this.last !== undefined && !(p.progress > this.last))) return;
     this.last = p.progress;
     this.send(p);
   }
 
   beat(): void {
     if (this.stopped) return;
-    this.last += 0.001;
+    this.last = (this.last ?? 0) + 0.001;
     this.send({
       progress: this.last,
       message: `${this.source} still running (${seconds(this.clock.now() - this.startedAt)})`,

@@ -90,6 +90,7 @@ describe("CallTasks", () => {
     await clock.advance(10_000);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.message).toBe("s.t still running (10 s)");
+    call.seen.progress!({ progress: 0.001 }); // not above the heartbeat's: dropped
     call.seen.progress!({ progress: 5, total: 10 });
     call.seen.progress!({ progress: 4, total: 10 }); // not above the last: dropped
     await clock.advance(10_000);
@@ -121,5 +122,26 @@ describe("CallTasks", () => {
     expect(taskOf(await tasks.poll("a", uri, 0)).status).toBe("completed");
     await clock.advance(1_000);
     expect((await tasks.poll("a", uri, 0)).isError).toBe(true);
+  });
+
+  it("passes a first progress of 0 on", async () => {
+    const clock = new FakeClock();
+    const tasks = new CallTasks(clock);
+    const sent: number[] = [];
+    const call = pending();
+    void tasks.run(
+      {
+        caller: "a",
+        source: "s.t",
+        afterMs: 1_000,
+        signal: new AbortController().signal,
+        sendProgress: (p) => sent.push(p.progress),
+      },
+      call.work,
+    );
+    call.seen.progress!({ progress: 0, total: 2 });
+    call.seen.progress!({ progress: 1, total: 2 });
+    expect(sent).toEqual([0, 1]);
+    call.end(textResult("ok"));
   });
 });
