@@ -124,7 +124,7 @@ describe("CallTasks", () => {
     expect((await tasks.poll("a", uri, 0)).isError).toBe(true);
   });
 
-  it("passes a first progress of 0 on", async () => {
+  it("passes a first progress of 0 on", () => {
     const clock = new FakeClock();
     const tasks = new CallTasks(clock);
     const sent: number[] = [];
