@@ -44,8 +44,7 @@ export function withAppUris(server: string, tool: ToolDef): ToolDef {
   const meta: Record<string, unknown> = { ...tool._meta };
   if (isRecord(meta.ui) && typeof meta.ui.resourceUri === "string")
     meta.ui = { ...meta.ui, resourceUri: appUri(server, meta.ui.resourceUri) };
-  if (typeof meta[LEGACY_KEY] === "string")
-    meta[LEGACY_KEY] = appUri(server, meta[LEGACY_KEY]);
+  if (typeof meta[LEGACY_KEY] === "string") meta[LEGACY_KEY] = appUri(server, meta[LEGACY_KEY]);
   return { ...tool, _meta: meta };
 }
 
