@@ -31,7 +31,10 @@ async function main(): Promise<number | undefined> {
       {
         // A stdio client gets its `initialize` answered while the proxy loads.
         const stdio = invocation.options.port === undefined && !invocation.options.daemonRun;
-        const early = stdio ? (await import("./server/early.js")).earlyStdio() : undefined;
+        const front = stdio ? await import("./server/early.js") : undefined;
+        const early = front?.earlyAllowed(invocation.options.config)
+          ? front.earlyStdio()
+          : undefined;
         const code = await (await import("./commands/serve.js")).serve(invocation.options, early);
         if (code !== undefined) early?.stop();
         return code;

@@ -106,3 +106,9 @@ export function textResult(text: string, isError = false): ToolResult {
     ? { content: [{ type: "text", text }], isError: true }
     : { content: [{ type: "text", text }] };
 }
+
+/** The MCP Apps extension: interactive UIs tools declare in `_meta.ui` (see registry/apps.ts). */
+export const UI_EXTENSION = "io.modelcontextprotocol/ui";
+
+/** The MIME type of an MCP Apps UI resource. */
+export const UI_MIME_TYPE = "text/html;profile=mcp-app";

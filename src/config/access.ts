@@ -134,6 +134,7 @@ function parseProfile(
     readOnly: p.readOnly ?? false,
     ...(p.clientRoots === true && { clientRoots: true as const }),
     ...(p.trust !== undefined && { trust: p.trust }),
+    ...(p.apps === "direct" && { apps: "direct" as const }),
     ...(p.confirm && p.confirm.length > 0 && { confirm: p.confirm }),
     ...(p.prompts && {
       prompts: { ...(p.prompts.allow && { allow: p.prompts.allow }), deny: p.prompts.deny ?? [] },

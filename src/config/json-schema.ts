@@ -31,6 +31,7 @@ const DEFAULT_OF: Readonly<Record<string, unknown>> = {
   startupWait: DEFAULTS.startupWaitMs,
   callTimeout: DEFAULTS.callTimeoutMs,
   shutdownGrace: DEFAULTS.shutdownGraceMs,
+  taskAfter: DEFAULTS.taskAfterMs,
   pageSize: DEFAULTS.pageSize,
   resultBudget: DEFAULTS.resultBudget,
   inheritEnv: false,

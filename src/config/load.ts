@@ -220,6 +220,7 @@ function fromSettings(
   | "health"
   | "log"
   | "shutdownGraceMs"
+  | "taskAfterMs"
   | "pageSize"
   | "resultBudget"
 > {
@@ -245,6 +246,7 @@ function fromSettings(
       },
     }),
     shutdownGraceMs: s.shutdownGrace ?? DEFAULTS.shutdownGraceMs,
+    taskAfterMs: s.taskAfter ?? DEFAULTS.taskAfterMs,
     pageSize: s.pageSize ?? DEFAULTS.pageSize,
     resultBudget: s.resultBudget ?? DEFAULTS.resultBudget,
   };

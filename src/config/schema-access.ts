@@ -40,6 +40,13 @@ export const profileSchema = z.strictObject(
       .describe(
         "`server.prompt` refs, as `tools` does for tools; a hidden prompt is answered like a missing one.",
       ),
+    /** "direct": every app tool (MCP Apps) of the profile's servers is also listed as server__tool. */
+    apps: z
+      .enum(["direct"])
+      .optional()
+      .describe(
+        "`direct`: tools of the profile's servers that declare an MCP Apps UI are also listed in `tools/list` as `server__tool` (as the server key `apps` does for one server).",
+      ),
     /** Hide every tool whose annotations do not say `readOnlyHint: true`. */
     readOnly: z
       .boolean()

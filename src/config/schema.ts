@@ -111,6 +111,13 @@ const common = {
     .describe(
       "Folders (relative to the config file) or `file://` URIs: the server's roots outside a call and on `shared` sessions.",
     ),
+  /** "direct": tools that declare an MCP Apps UI are also listed in tools/list as server__tool. */
+  apps: z
+    .enum(["direct"])
+    .optional()
+    .describe(
+      "`direct`: this server's tools that declare an MCP Apps UI (`_meta.ui.resourceUri`) are also listed in `tools/list` as `server__tool`, so a host can render them (default: only through the meta-tools).",
+    ),
   /** "lazy": started on first use, its catalog from the cache, closed after idleTimeout unused. */
   start: z
     .enum(["eager", "lazy"])
@@ -336,6 +343,16 @@ export const settingsSchema = z.strictObject({
   shutdownGrace: timeoutMs
     .optional()
     .describe("ms in-flight calls may take to finish at shutdown before they are cancelled."),
+  /** ms after which a still-running call answers with a handle to poll (0: never). */
+  taskAfter: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3600 * 1000)
+    .optional()
+    .describe(
+      "ms after which a `call` still running answers with a handle (`mcpx://tasks/<id>`) the model polls with `resources`, the call going on; 0 never hands off.",
+    ),
   /** The persistent catalog cache: false turns it off, a path moves it (default $XDG_CACHE_HOME/mcpx). */
   catalogCache: z
     .union([z.boolean(), z.string().min(1)], {

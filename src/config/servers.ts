@@ -119,6 +119,7 @@ function parseServer(
     resultBudget: entry.resultBudget ?? defaults.resultBudget,
     trust: entry.trust ?? defaults.trust,
     ...(entry.start === "lazy" && { start: "lazy" as const }),
+    ...(entry.apps === "direct" && { apps: "direct" as const }),
     ...(entry.description !== undefined && { description: entry.description }),
     ...(entry.tools && (entry.tools.include || entry.tools.exclude) && { tools: entry.tools }),
     ...(entry.roots && { roots: rootUris(entry.roots, defaults.file, at, found) }),

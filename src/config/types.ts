@@ -53,6 +53,8 @@ export interface ServerConfig {
    * (`hold` in an untrusted config), else `warn`. Absent (configs built in code): `warn`.
    */
   trust?: TrustMode;
+  /** "direct": its tools with an MCP Apps UI are also listed in tools/list (registry/apps.ts). */
+  apps?: "direct";
 }
 
 /** What a changed, new or suspicious tool or prompt definition gets: see src/registry/trust.ts. */
@@ -67,6 +69,8 @@ export interface Profile {
   tools: { allow?: string[]; deny: string[] };
   /** Only tools annotated `readOnlyHint: true`. */
   readOnly: boolean;
+  /** "direct": app tools of every server of the profile are also listed in tools/list. */
+  apps?: "direct";
   /**
    * True: an HTTP caller's roots reach upstreams as its client gives them, as a stdio client's
    * do. Absent: they are held within each server's configured `roots` (upstream/roots.ts).
@@ -160,6 +164,8 @@ export interface Config {
   log?: LogFileSettings;
   /** ms in-flight calls get to finish at shutdown. */
   shutdownGraceMs: number;
+  /** ms after which a still-running call answers with a handle (0: never; executor/tasks.ts). */
+  taskAfterMs: number;
   /** The top-level result budget (servers may set their own); a script's value is held to it. */
   resultBudget: number;
   /** Non-fatal findings (foreign keys ignored, disabled servers), each said once at startup. */
@@ -211,6 +217,8 @@ export const DEFAULTS = {
   },
   log: { maxBytes: 10 * 1024 * 1024, maxFiles: 3 },
   shutdownGraceMs: 10_000,
+  /** Most clients' request timeout is 60 s, reset by progress (which mcpx sends meanwhile). */
+  taskAfterMs: 60_000,
   pageSize: 200,
   /**
    * Result budget in o200k tokens. Claude Code warns above 10,000 tokens of tool output and cuts

@@ -8,6 +8,7 @@ import type { Logger } from "../logger.js";
 import type { RequestOptions, UpstreamSession } from "../upstream/types.js";
 import type { Lease } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
+import { appContents, splitAppUri } from "../registry/apps.js";
 import { parseToolRef } from "../registry/toolref.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { textResult, type ReadResourceResult, type ToolDef, type ToolResult } from "../types.js";
@@ -22,6 +23,8 @@ import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./
 import { relayRequest, type RelayEnd } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./result-store.js";
 import { ResultShaper } from "./shape.js";
+import { CallTasks, type TaskLimits } from "./tasks.js";
+import type { Clock } from "../clock.js";
 import type { Selector } from "../compression/selector.js";
 import {
   codeModeOff,
@@ -43,6 +46,10 @@ export interface ExecutorOptions {
   sandbox?: Sandbox;
   /** Evaluates `select` off the main thread (default: one of the executor's own). */
   selector?: Selector;
+  /** The clock long-running calls are timed on (tasks.ts; tests inject one). */
+  clock?: Clock;
+  /** Limits of the handles of long-running calls (defaults: DEFAULT_TASK_LIMITS). */
+  tasks?: Partial<TaskLimits>;
 }
 
 /** How run() ended, and the tool it resolved to (the log names it, whatever form was written). */
@@ -70,6 +77,8 @@ export class Executor {
   readonly events = new CallEvents();
   /** Set when traces are on (src/telemetry/): spans per call and per upstream request. */
   tracer: CallTracer | undefined;
+  /** Calls that outlived `taskAfter`, polled through their handles (tasks.ts). */
+  readonly tasks: CallTasks;
 
   constructor(
     registry: Registry,
@@ -77,6 +86,7 @@ export class Executor {
   ) {
     this.log = options.logger;
     this.admission = new Admission(registry, options.logger);
+    this.tasks = new CallTasks(options.clock, options.tasks);
     this.shaper = new ResultShaper(
       new ResultStore(options.resultStore, options.now),
       options.compression,
@@ -379,6 +389,14 @@ export class Executor {
     ctx: CallContext,
   ): Promise<{ result: ReadResourceResult } | { error: string }> {
     const catalog = this.admission.catalog(ctx);
+    // `ui://<server>/<rest>`: an MCP Apps resource as clients see it, read from its server.
+    const app = splitAppUri(uri);
+    if (
+      app &&
+      (serverName === undefined || serverName === app.server) &&
+      catalog.server(app.server)
+    )
+      return this.readApp(app.uri, app.server, ctx);
     const aborted = await this.admission.untilStarted(serverName, catalog, ctx.signal);
     if (aborted) return { error: aborted.text };
     const found = resourceServer(uri, serverName, catalog);
@@ -401,6 +419,15 @@ export class Executor {
     } finally {
       lease.release();
     }
+  }
+
+  private async readApp(
+    uri: string,
+    server: string,
+    ctx: CallContext,
+  ): Promise<{ result: ReadResourceResult } | { error: string }> {
+    const read = await this.read(uri, server, ctx);
+    return "error" in read ? read : { result: appContents(server, read.result) };
   }
 }
 

@@ -16,7 +16,7 @@
  */
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ToolDef } from "../types.js";
+import { UI_EXTENSION, UI_MIME_TYPE, type ToolDef } from "../types.js";
 import type { ClientAbilities } from "../upstream/channel.js";
 import type { ClientFactory, UpstreamSession } from "../upstream/types.js";
 
@@ -35,8 +35,11 @@ const DECLARED: Record<ClientNeed, Record<string, unknown>> = {
 /** Tool name → the capabilities it is listed only with. Empty: every tool is for everyone. */
 export type ToolNeeds = Record<string, ClientNeed[]>;
 
+/** What every look declares: MCP Apps is not a need (a tool without its UI still works). */
+const ALWAYS = { extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } } };
+
 function declaring(needs: readonly ClientNeed[]): Record<string, unknown> {
-  return Object.assign({}, ...needs.map((n) => DECLARED[n])) as Record<string, unknown>;
+  return Object.assign({}, ALWAYS, ...needs.map((n) => DECLARED[n])) as Record<string, unknown>;
 }
 
 /**

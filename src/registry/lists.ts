@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { PromptDef, ResourceDef, ResourceTemplateDef } from "../types.js";
+import { appResource, appUri } from "./apps.js";
 import type { ServerState } from "./types.js";
 
 /** One prompt as clients see it (`server__prompt`), and whose prompt it is. */
@@ -59,12 +60,15 @@ export function promptList(
   );
 }
 
-/** Every resource of the view with its URI as the upstream gave it; the first server keeps a URI. */
+/**
+ * Every resource of the view with its URI as the upstream gave it, but `ui://` ones (MCP Apps)
+ * under their server's name (apps.ts); the first server keeps a URI. Entries keep the upstream's.
+ */
 export function resourceList(servers: readonly ServerState[]): CatalogList<ResourceEntry> {
   return aggregate(
     servers.flatMap((s) => s.resources.map((resource) => ({ server: s.name, resource }))),
-    (e) => e.resource.uri,
-    (e) => e.resource,
+    (e) => appUri(e.server, e.resource.uri),
+    (e) => appResource(e.server, e.resource),
     (e, first) =>
       `resource ${e.resource.uri} is listed by ${first.server} and ${e.server}; the native list shows ${first.server}'s (the resources tool reaches both with "server")`,
   );

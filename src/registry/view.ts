@@ -23,6 +23,7 @@ import {
   unrestricted,
   type AccessConfig,
 } from "./profiles.js";
+import { appUri, splitAppUri } from "./apps.js";
 import { flagged, stricter } from "./trust.js";
 import type { ServerState, TrustFinding, TrustReport } from "./types.js";
 import { ToolIndex, type SearchHit } from "./search.js";
@@ -117,6 +118,19 @@ export class CatalogView implements CatalogSource {
     );
   }
 
+  /**
+   * Where a URI a client sent is read: its owner and the URI as that server knows it. A
+   * `ui://<server>/<rest>` (MCP Apps, see apps.ts) is `ui://<rest>` of that server of the view,
+   * listed or not (a tool's UI need not be in resources/list).
+   */
+  resourceTarget(uri: string): { server: ServerState; uri: string } | undefined {
+    const app = splitAppUri(uri);
+    const appServer = app && this.server(app.server);
+    if (app && appServer) return { server: appServer, uri: app.uri };
+    const owner = this.resourceOwner(uri);
+    return owner && { server: owner, uri };
+  }
+
   /** The server whose template list holds `uriTemplate` exactly (the first, as listed). */
   templateOwner(uriTemplate: string): ServerState | undefined {
     const entry = this.templates().entries.find((e) => e.template.uriTemplate === uriTemplate);
@@ -138,7 +152,7 @@ export class CatalogView implements CatalogSource {
       list.clashes.forEach((c) => this.onClash(c));
       this.lists.resources = {
         ...list,
-        byUri: new Map(list.entries.map((e) => [e.resource.uri, e])),
+        byUri: new Map(list.entries.map((e) => [appUri(e.server, e.resource.uri), e])),
       };
     }
     return this.lists.resources;

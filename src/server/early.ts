@@ -7,6 +7,7 @@
  * (test/integration/early-initialize.test.ts compares them for every protocol version); anything
  * that is not a plain 2025-era `initialize` as the first message is left to the real server.
  */
+import { readFileSync } from "node:fs";
 import { PassThrough, Writable } from "node:stream";
 import { VERSION } from "../version.js";
 
@@ -40,6 +41,20 @@ export interface EarlyStdio {
   readonly answered: Promise<void>;
   /** Stop reading stdin (mcpx exits without serving: a bad config). */
   stop(): void;
+}
+
+/**
+ * Whether the answer may come before the config is read. A config that may ask for MCP Apps
+ * (`apps: "direct"`: the real server then declares the UI extension) waits for the real server;
+ * the file is only searched for the word, so a false alarm merely costs the head start.
+ */
+export function earlyAllowed(configFile: string): boolean {
+  try {
+    return !/\bapps\b/.test(readFileSync(configFile, "utf8"));
+  } catch {
+    // Unreadable: the real start says why.
+    return true;
+  }
 }
 
 /** The result of `initialize` for a request's params; undefined when the SDK must judge them. */

@@ -12,11 +12,16 @@ import {
   Server,
   type AuthInfo,
   type CallToolResult,
+  type JSONObject,
   type LoggingLevel,
+  type ServerCapabilities,
   type ServerContext,
   type Tool,
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
+import { isRecord } from "../json.js";
+import { declaresApps, hasApps } from "../registry/apps.js";
+import { UI_EXTENSION } from "../types.js";
 import type { CatalogView } from "../registry/view.js";
 import { DOWNSTREAM_CAPABILITIES } from "./early.js";
 import { VERSION } from "../version.js";
@@ -33,6 +38,7 @@ import { callWithChannel } from "./call-channel.js";
 import { sessionKey } from "./session-token.js";
 import { callTool } from "./tools/call.js";
 import { describeTool } from "./tools/describe.js";
+import { directEntry, directMetaTool, directTools } from "./tools/direct.js";
 import { resourcesTool } from "./tools/resources.js";
 import { clientTraceparent } from "../traceparent.js";
 
@@ -57,9 +63,13 @@ export const META_TOOLS: readonly MetaTool[] = [describeTool, callTool, resource
 /** The caller the default profile serves when nothing names one. */
 export const DEFAULT_CALLER = "default";
 
-/** The tools/list answer for one caller's view: the API form of the three meta-tools. */
+/**
+ * The tools/list answer for one caller's view: the API form of the three meta-tools, then the
+ * app tools it lists directly (`apps: "direct"`, tools/direct.ts). The token economy counts
+ * this whole list.
+ */
 export function listMetaTools(view: CatalogView): Tool[] {
-  return META_TOOLS.map((t) => ({
+  const meta = META_TOOLS.map((t) => ({
     name: t.name,
     description: t.description(view),
     inputSchema: (typeof t.inputSchema === "function"
@@ -67,6 +77,42 @@ export function listMetaTools(view: CatalogView): Tool[] {
       : t.inputSchema) as Tool["inputSchema"],
     ...(t.annotations && { annotations: t.annotations }),
   }));
+  return [...meta, ...directTools(view).map((d) => directEntry(d) as Tool)];
+}
+
+/**
+ * The MCP Apps extension as mcpx declares it: what an upstream declared (the first that did),
+ * else `{}` when a server has app tools or the config asks for `apps: "direct"`; none otherwise.
+ */
+function appsExtension(ctx: ProxyContext): Record<string, unknown> | undefined {
+  const servers = ctx.registry.servers();
+  const declared = servers.find(declaresApps)?.identity?.capabilities.extensions;
+  if (isRecord(declared) && isRecord(declared[UI_EXTENSION])) return declared[UI_EXTENSION];
+  const asked =
+    ctx.config.servers.some((s) => s.apps === "direct") ||
+    Object.values(ctx.config.profiles).some((p) => p.apps === "direct");
+  return asked || servers.some(hasApps) ? {} : undefined;
+}
+
+/**
+ * The SDK server, with capabilities read when a client asks (initialize, server/discover):
+ * the MCP Apps extension is declared only once an upstream has it (see appsExtension).
+ */
+class Downstream extends Server {
+  constructor(
+    info: ConstructorParameters<typeof Server>[0],
+    options: ConstructorParameters<typeof Server>[1],
+    private readonly apps: () => Record<string, unknown> | undefined,
+  ) {
+    super(info, options);
+  }
+
+  override getCapabilities(): ServerCapabilities {
+    const base = super.getCapabilities();
+    const apps = this.apps();
+    if (!apps) return base;
+    return { ...base, extensions: { ...base.extensions, [UI_EXTENSION]: apps as JSONObject } };
+  }
 }
 
 export interface DownstreamOptions {
@@ -118,13 +164,14 @@ export function envelopeClientName(meta: unknown): string | undefined {
 
 /** Build the SDK server for one connection, one legacy-session request, or one modern request. */
 export function createDownstream(ctx: ProxyContext, options: DownstreamOptions): Server {
-  const server = new Server(
+  const server = new Downstream(
     { name: "mcpx", version: VERSION },
     {
       capabilities: DOWNSTREAM_CAPABILITIES,
       // A 2026-07-28 retry names its waiting call in a signed state (pending.ts).
       requestState: { verify: ctx.pending.verify },
     },
+    () => appsExtension(ctx),
   );
   const memory = options.memory ?? {};
 
@@ -190,7 +237,9 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
   registerSubscriptionHandlers(server, env);
 
   server.setRequestHandler("tools/call", async (request, req) => {
-    const tool = META_TOOLS.find((t) => t.name === request.params.name);
+    const tool =
+      META_TOOLS.find((t) => t.name === request.params.name) ??
+      directMetaTool(ctx.views.forCaller(callerOf(req)), request.params.name);
     if (!tool) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,

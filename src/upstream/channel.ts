@@ -6,6 +6,7 @@
  */
 
 import { isRecord } from "../json.js";
+import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
 
 /** A root as MCP lists it: a `file://` URI and an optional name. */
 export interface Root {
@@ -114,5 +115,8 @@ export function capabilitiesOf(abilities: ClientAbilities): Record<string, unkno
     ...(abilities.roots && { roots: { listChanged: true } }),
     ...(Object.keys(elicitation).length > 0 && { elicitation }),
     ...(abilities.sampling && { sampling: {} }),
+    // MCP Apps: declared to every upstream, in both eras (as CLIENT_CAPABILITIES does): a host
+    // that renders no UI still gets the tool's own content.
+    extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } },
   };
 }

@@ -39,6 +39,7 @@ import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
 import { callRelayed, type CallWire } from "./relayed-call.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { isRecord } from "../json.js";
+import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
 
 /**
  * What mcpx declares to upstreams: everything a client may be asked mid-call. Each request is
@@ -49,6 +50,8 @@ export const CLIENT_CAPABILITIES = {
   roots: { listChanged: true },
   elicitation: { form: {}, url: {} },
   sampling: {},
+  // MCP Apps: servers list their UI tools to clients that render them; mcpx relays them.
+  extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } },
 };
 
 /** The SDK's timeout is replaced by the call's own deadline when it may ask its client. */

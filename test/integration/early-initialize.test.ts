@@ -77,10 +77,10 @@ describe("mcpx over stdio with the early answer", () => {
     await Promise.all(children.splice(0).map((c) => stop(c)));
   });
 
-  function spawnMcpx() {
+  function spawnMcpx(extra: Record<string, unknown> = {}) {
     const dir = tempDir();
     const config = writeConfig(
-      { mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") } },
+      { mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") }, ...extra },
       dir,
     );
     const child = spawn(process.execPath, [BIN, config, "--log-level", "debug"], {
@@ -144,6 +144,15 @@ describe("mcpx over stdio with the early answer", () => {
     await eventually(() => m.lines.some((l) => l.id === 2), 30_000, "the ping's answer");
     expect(m.lines.filter((l) => l.id === 1)).toHaveLength(1);
     expect(m.lines.find((l) => l.id === 1)).toHaveProperty("error");
+    expect(m.stderr()).not.toContain("answered early");
+  });
+
+  it("a config that may ask for MCP Apps waits for the real server, which declares the extension", async () => {
+    const m = spawnMcpx({ profiles: { default: { apps: "direct" } } });
+    m.send(INITIALIZE);
+    await eventually(() => m.lines.some((l) => l.id === 1), 30_000, "the answer");
+    expect(m.lines.filter((l) => l.id === 1)).toHaveLength(1);
+    expect(JSON.stringify(m.lines[0])).toContain("io.modelcontextprotocol/ui");
     expect(m.stderr()).not.toContain("answered early");
   });
 

@@ -231,7 +231,10 @@ describe("abilitiesOf", () => {
       sampling: true,
     });
     expect(abilitiesOf(undefined)).toEqual(NONE);
-    expect(capabilitiesOf({ ...NONE, elicitForm: true })).toEqual({ elicitation: { form: {} } });
+    expect(capabilitiesOf({ ...NONE, elicitForm: true })).toEqual({
+      elicitation: { form: {} },
+      extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+    });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * resources/list, resources/templates/list and resources/read, aggregated over the caller's
  * servers. URIs stay exactly as the upstreams gave them: a URI two servers list is the first
- * one's here (the clash is logged; the `resources` meta-tool reaches both with `server`).
+ * one's here (the clash is logged; the `resources` meta-tool reaches both with `server`). MCP
+ * Apps' `ui://` URIs are the exception: `ui://<server>/<rest>` (registry/apps.ts).
  */
 import {
   ResourceNotFoundError,
@@ -10,6 +11,7 @@ import {
   type ResourceTemplateType,
   type Server,
 } from "@modelcontextprotocol/server";
+import { appContents } from "../../registry/apps.js";
 import { listVersions, relayError, startedView, type HandlerEnv } from "./env.js";
 
 export function registerResourceHandlers(server: Server, env: HandlerEnv): void {
@@ -46,21 +48,24 @@ export function registerResourceHandlers(server: Server, env: HandlerEnv): void 
   server.setRequestHandler("resources/read", async (request, req) => {
     const { caller, clientKey, view } = await startedView(env, req);
     const uri = request.params.uri;
-    // The server whose entry the list shows, else the first whose template matches.
-    const owner = view.resourceOwner(uri);
-    if (!owner) {
+    // The server whose entry the list shows, else the first whose template matches; an MCP
+    // Apps `ui://<server>/<rest>` is that server's `ui://<rest>` (registry/apps.ts).
+    const target = view.resourceTarget(uri);
+    if (!target) {
       throw new ResourceNotFoundError(
         uri,
         `Resource ${uri} not found: no server of this mcpx lists it or has a template that matches it. resources/list and resources/templates/list show what there is.`,
       );
     }
+    const { server: owner } = target;
     const end = await ctx.executor.relay(
       owner,
       `resources/read ${uri}`,
       { caller, clientKey, view, signal: req.mcpReq.signal },
-      (session, options) => session.readResource(uri, options),
+      (session, options) => session.readResource(target.uri, options),
     );
     if ("failure" in end) throw relayError(end.failure);
-    return end.result as ReadResourceResult;
+    // Contents keep their `_meta` (an app's csp and permissions); `ui://` URIs as listed.
+    return appContents(owner.name, end.result) as ReadResourceResult;
   });
 }

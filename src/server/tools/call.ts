@@ -1,6 +1,7 @@
 import type { CallContext } from "../../executor/context.js";
 import { normalizeCallInput } from "../../executor/normalize.js";
 import { codeModeOff } from "../../executor/script.js";
+import { TASK_URI_PREFIX } from "../../executor/tasks.js";
 import type { CatalogView } from "../../registry/view.js";
 import { textResult, type JsonSchema, type ToolResult } from "../../types.js";
 import type { MetaTool, ProxyContext, RequestContext } from "../context.js";
@@ -33,22 +34,66 @@ export const callTool: MetaTool = {
 
   async handle(args, ctx, req): Promise<ToolResult> {
     if (args.script !== undefined) {
-      if (codeMode(req.view)) return runScript(args, ctx, req);
-      return textResult(codeModeOff(`profiles.${req.view.profile.name}.codeMode`), true);
+      if (!codeMode(req.view))
+        return textResult(codeModeOff(`profiles.${req.view.profile.name}.codeMode`), true);
+      return outliving(ctx, req, "script", (r) => runScript(args, ctx, r));
     }
+    // A handle of a call that outlived taskAfter, polled as call({ method: uri }).
+    if (typeof args.method === "string" && args.method.startsWith(TASK_URI_PREFIX))
+      return pollTask(ctx, req, args.method);
     // Shapes models commonly write (tool/name for method, arguments at the top level) are read
     // as meant; what was read differently is noted in the answer's _meta.
     const input = normalizeCallInput(args);
     if ("error" in input) return textResult(input.error, true);
-    return ctx.executor.call(input.method, input.arguments, callContext(req), {
-      notes: input.notes,
-      ...(input.select !== undefined && { select: input.select }),
-    });
+    return outliving(ctx, req, input.method, (r) =>
+      ctx.executor.call(input.method, input.arguments, callContext(r), {
+        notes: input.notes,
+        ...(input.select !== undefined && { select: input.select }),
+      }),
+    );
   },
 };
 
+/**
+ * Run `work` for the request; past `taskAfter` the client gets a handle to poll and the work
+ * goes on (executor/tasks.ts). The work sees a signal and a progress channel of its own.
+ */
+function outliving(
+  ctx: ProxyContext,
+  req: RequestContext,
+  source: string,
+  work: (req: RequestContext) => Promise<ToolResult>,
+): Promise<ToolResult> {
+  return ctx.executor.tasks.run(
+    {
+      caller: req.caller,
+      source,
+      afterMs: ctx.config.taskAfterMs,
+      signal: req.signal,
+      ...(req.sendProgress && { sendProgress: req.sendProgress }),
+    },
+    (signal, sendProgress) =>
+      work({ ...withoutProgress(req), signal, ...(sendProgress && { sendProgress }) }),
+  );
+}
+
+/** A handle's result, waiting for it up to `taskAfter` (progress meanwhile). */
+export function pollTask(ctx: ProxyContext, req: RequestContext, uri: string): Promise<ToolResult> {
+  return ctx.executor.tasks.poll(
+    req.caller,
+    uri,
+    ctx.config.taskAfterMs || 60_000,
+    req.sendProgress,
+  );
+}
+
+function withoutProgress(req: RequestContext): RequestContext {
+  const { sendProgress: _dropped, ...rest } = req;
+  return rest;
+}
+
 /** The request as the executor sees it. Inner calls of a script inherit all of it. */
-function callContext(req: RequestContext): CallContext {
+export function callContext(req: RequestContext): CallContext {
   return {
     caller: req.caller,
     ...(req.clientKey !== undefined && { clientKey: req.clientKey }),

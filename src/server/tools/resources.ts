@@ -1,4 +1,7 @@
 import { UriTemplate } from "@modelcontextprotocol/server";
+import { TASK_URI_PREFIX } from "../../executor/tasks.js";
+import { appUri } from "../../registry/apps.js";
+import { pollTask } from "./call.js";
 import { readPageArgs, RESULT_URI_PREFIX } from "../../executor/result-store.js";
 import type { CatalogView } from "../../registry/view.js";
 import { textResult, type ContentBlock, type ToolResult } from "../../types.js";
@@ -24,6 +27,8 @@ export const resourcesTool: MetaTool = {
   async handle(args, ctx, req): Promise<ToolResult> {
     const server = nonEmptyString(args.server);
     const uri = nonEmptyString(args.uri);
+    // A call that outlived taskAfter: its result once there (tasks.ts).
+    if (uri?.startsWith(TASK_URI_PREFIX)) return pollTask(ctx, req, uri);
     // A page of a cut call result: answered by mcpx itself, never by an upstream.
     if (uri?.startsWith(RESULT_URI_PREFIX)) {
       const page = readPageArgs(args);
@@ -59,7 +64,9 @@ export const resourcesTool: MetaTool = {
     const lines: string[] = [];
     for (const s of servers) {
       for (const r of s.resources)
-        lines.push(`${s.name}\t${r.uri}\t${r.name}${r.mimeType ? `\t${r.mimeType}` : ""}`);
+        lines.push(
+          `${s.name}\t${appUri(s.name, r.uri)}\t${r.name}${r.mimeType ? `\t${r.mimeType}` : ""}`,
+        );
       for (const t of s.resourceTemplates)
         lines.push(
           `${s.name}\t${t.uriTemplate}\t${t.name}${t.mimeType ? `\t${t.mimeType}` : ""}\t(template)`,
