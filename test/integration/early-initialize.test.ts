@@ -148,7 +148,7 @@ describe("mcpx over stdio with the early answer", () => {
   });
 
   it("a config that may ask for MCP Apps waits for the real server, which declares the extension", async () => {
-    const m = spawnMcpx({ profiles: { default: { apps: "direct" } } });
+    const m = spawnMcpx({ profiles: { default: { servers: ["memory"], apps: "direct" } } });
     m.send(INITIALIZE);
     await eventually(() => m.lines.some((l) => l.id === 1), 30_000, "the answer");
     expect(m.lines.filter((l) => l.id === 1)).toHaveLength(1);
