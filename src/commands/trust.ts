@@ -5,23 +5,19 @@
  * pending there, so nothing is started, and approve pins exactly what diff showed. A running
  * mcpx watches the pin files and serves an approved definition at once.
  */
-import { diffWords } from "diff";
 import type { TrustOptions } from "../cli.js";
 import { ConfigError, loadConfig, type Config, type ServerConfig } from "../config/load.js";
 import { SchemaCompiler } from "../compression/schema.js";
 import { launchKey } from "../registry/catalog-cache.js";
 import { parseToolRef } from "../registry/toolref.js";
 import { approve } from "../registry/trust.js";
-import { escapeInvisible } from "../registry/trust-rules.js";
+import { pendingChanges, plainWordDiff, statusText } from "../registry/trust-diff.js";
 import {
   defaultStateDir,
   PinStore,
-  type PendingPin,
-  type Pin,
   type PinEntry,
   type PinnedDef,
 } from "../registry/trust-store.js";
-import type { JsonSchema } from "../types.js";
 import { loadOptions } from "./load.js";
 import { fail, redactor } from "./output.js";
 
@@ -104,55 +100,16 @@ async function diffLines(
   defs: Record<string, PinnedDef>,
   name: string | undefined,
 ): Promise<string[]> {
-  const lines: string[] = [];
   const compiler = new SchemaCompiler({ mode: "typescript" });
-  for (const section of ["tools", "prompts"] as const) {
-    for (const [n, pending] of Object.entries(entry.pending[section])) {
-      if (name !== undefined && n !== name) continue;
-      const pinned = entry.pinned[section][n];
-      const kind = section === "tools" ? "tool" : "prompt";
-      const header = `${kind} ${server}.${n}: ${"removed" in pending ? "removed by the server" : pinned ? "changed" : "not approved yet"}`;
-      const before = pinned ? await render(pinned, defs, kind, compiler) : "";
-      const after = "removed" in pending ? "" : await render(pending, defs, kind, compiler);
-      lines.push(`=== ${header}`, wordDiff(before, after), "");
-    }
-  }
-  return lines;
-}
-
-/**
- * A definition as describe shows it: its description, then its input (and output) schema as the
- * TypeScript declaration describe gives, invisible characters escaped.
- */
-async function render(
-  pin: Pin | PendingPin,
-  defs: Record<string, PinnedDef>,
-  kind: "tool" | "prompt",
-  compiler: SchemaCompiler,
-): Promise<string> {
-  if ("removed" in pin) return "";
-  const def = defs[pin.hash];
-  if (!def)
-    return `(definition not kept: it quoted a value of the server's env or headers; hash ${pin.hash})`;
-  const parts: string[] = [];
-  if (typeof def.description === "string") parts.push(def.description);
-  if (kind === "tool") {
-    parts.push(`input: ${(await compiler.compile(def.inputSchema as JsonSchema, "Input")).text}`);
-    if (def.outputSchema) {
-      parts.push(
-        `output: ${(await compiler.compile(def.outputSchema as JsonSchema, "Output")).text}`,
-      );
-    }
-    if (def.annotations) parts.push(`annotations: ${JSON.stringify(def.annotations)}`);
-  } else if (def.arguments) {
-    parts.push(`arguments: ${JSON.stringify(def.arguments, null, 2)}`);
-  }
-  return escapeInvisible(parts.join("\n"));
-}
-
-/** `[-removed-]{+added+}` (git's plain word diff), readable without colour. */
-function wordDiff(before: string, after: string): string {
-  return diffWords(before, after)
-    .map((c) => (c.added ? `{+${c.value}+}` : c.removed ? `[-${c.value}-]` : c.value))
-    .join("");
+  const changes = await pendingChanges(
+    entry,
+    defs,
+    name,
+    async (schema, n) => (await compiler.compile(schema, n)).text,
+  );
+  return changes.flatMap((c) => [
+    `=== ${c.kind} ${server}.${c.name}: ${statusText(c.status)}`,
+    plainWordDiff(c.diff),
+    "",
+  ]);
 }

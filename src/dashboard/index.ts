@@ -14,6 +14,7 @@ import { DashboardAuth, type Viewer } from "./auth.js";
 import { TokenEconomy } from "./economy.js";
 import { DashboardState, DEFAULT_STATE_LIMITS, type StateLimits } from "./state.js";
 import { DEFAULT_STREAM_LIMITS, EventHub, type StreamLimits } from "./stream.js";
+import { TrustReview } from "./trust.js";
 
 export interface DashboardOptions {
   tokens: Authenticator;
@@ -69,6 +70,7 @@ export function mountDashboard(
   const api = new DashboardApi(ctx, state, economy);
   const stopViews = ctx.views.onChange(() => api.invalidate());
   const auth = new DashboardAuth(ctx, options.tokens);
+  const review = new TrustReview(ctx.registry, (text) => ctx.logger.redact(text));
   const assets = new Assets();
 
   const router = express.Router();
@@ -141,6 +143,46 @@ export function mountDashboard(
       req.on("close", () => controller.abort());
       return api.describe(v, (query(req, "name") ?? "").slice(0, 500), controller.signal);
     }),
+  );
+  router.get(
+    "/api/trust",
+    json((v) => review.pending(api.viewOf(v))),
+  );
+  // Approving changes what callers are served: the same sign-in as every route, and JSON only,
+  // so no other site's form can post it (a cross-origin JSON post needs CORS, which we never allow;
+  // the Origin check and the SameSite=Strict cookie stand before it too).
+  router.post(
+    "/api/trust/approve",
+    async (req, res, next) => {
+      // Signed in before the body is read.
+      if (!req.is("application/json")) {
+        res.status(415).json({ error: "Send JSON: Content-Type: application/json." });
+        return;
+      }
+      const viewer = await auth.viewer(req, res, false);
+      if (!viewer) return;
+      res.locals.viewer = viewer;
+      next();
+    },
+    express.json({ limit: "4kb" }),
+    (req, res) => {
+      const viewer = res.locals.viewer as Viewer;
+      try {
+        const ref = (req.body as Record<string, unknown> | undefined)?.ref;
+        const result = review.approve(api.viewOf(viewer), ref);
+        if ("error" in result) {
+          res.status(result.status).json({ error: result.error });
+          return;
+        }
+        ctx.logger.info(
+          `dashboard: ${viewer.caller ?? "this machine"} approved ${result.approved.join("; ")}`,
+        );
+        res.json(result);
+      } catch (err) {
+        ctx.logger.error(`dashboard: ${req.path} failed: ${errorMessage(err)}`);
+        if (!res.headersSent) res.status(500).json({ error: "Internal error" });
+      }
+    },
   );
   router.get("/api/events", async (req, res) => {
     const viewer = await auth.viewer(req, res, false);

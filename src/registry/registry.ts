@@ -76,6 +76,8 @@ export class Registry {
   /** Groups of `start: "lazy"` servers: woken by use, put to sleep when idle. */
   private readonly lazy: LazyServers;
   private readonly needsLooks: NeedsLooks;
+  /** The trust pins (src/registry/trust.ts); none when mcpx keeps no state. */
+  readonly trustPins: TrustPins | undefined;
 
   constructor(
     private config: Config,
@@ -84,6 +86,7 @@ export class Registry {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
     this.states = new ServerStates(this.log, this.now, options.trust);
+    this.trustPins = options.trust;
     this.clock = options.clock;
     this.cache = options.cache;
     this.needsLooks = new NeedsLooks(this.log);

@@ -142,6 +142,11 @@ export class TrustPins {
     return this.options.configFile;
   }
 
+  /** The pin files (read by `mcpx trust` and the dashboard's review). */
+  get store(): PinStore {
+    return this.options.store;
+  }
+
   /**
    * Check `state`'s tools and prompts, set `state.trust`, write the pin file when something new
    * was pinned or the pending set changed. Returns whether `state.trust` changed.
