@@ -103,6 +103,20 @@ export interface Economy {
   total: { tools: number; direct: number; mcpx: number; saved: number; ratio: number };
 }
 
+/** `/api/trust`: what waits for approval on the viewer's servers. */
+export interface TrustReview {
+  enabled: boolean;
+  servers: {
+    server: string;
+    changes: {
+      kind: "tool" | "prompt";
+      name: string;
+      status: "removed" | "changed" | "unapproved";
+      diff: { value: string; added?: true; removed?: true }[];
+    }[];
+  }[];
+}
+
 export interface SearchHit {
   server: string;
   tool: string;
@@ -120,6 +134,22 @@ export async function get<T>(path: string): Promise<T> {
   }
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
   return (await res.json()) as T;
+}
+
+/** POST a JSON document to the API (JSON only: no other site's form can post it). */
+export async function post<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: { accept: "application/json", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status === 401) {
+    location.assign("/");
+    throw new Error("signed out");
+  }
+  const answer = (await res.json()) as T & { error?: string };
+  if (!res.ok) throw new Error(answer.error ?? `${path}: HTTP ${res.status}`);
+  return answer;
 }
 
 export const enc = encodeURIComponent;

@@ -17,10 +17,12 @@ import { renderCompression, renderEconomy } from "./economy.js";
 import { LogView } from "./logs.js";
 import { openServer, renderServers, tickUptimes } from "./servers.js";
 import { setupSearch } from "./tools.js";
+import { renderReview } from "./trust.js";
 
 const calls = new CallTable();
 const logs = new LogView();
 let catalogKey = "";
+let trustKey = "";
 let callsTimer: number | undefined;
 
 function showStatus(s: Status): void {
@@ -37,6 +39,12 @@ function showStatus(s: Status): void {
   logs.sources(s.servers.map((x) => x.name));
   // The token economy changes only with the catalog: refetch when a server's tools or status do.
   const key = s.servers.map((x) => `${x.name}:${x.status}:${x.counts.tools}`).join(",");
+  // Trust findings changed (a server's definitions, or an approval): load the review again.
+  const trust = JSON.stringify(s.servers.map((x) => x.trust ?? null));
+  if (trust !== trustKey) {
+    trustKey = trust;
+    void renderReview();
+  }
   if (key !== catalogKey) {
     catalogKey = key;
     void get<Economy>("/api/economy").then(renderEconomy);
