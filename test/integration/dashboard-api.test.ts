@@ -306,6 +306,13 @@ describe("dashboard API without auth (this machine)", () => {
     const res = await fetch(`http://${lan}:${http!.port}/api/status`);
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: string }).error).toContain('no "auth"');
+    expect((await fetch(`http://${lan}:${http!.port}/api/trust`)).status).toBe(403);
+    const approve = await fetch(`http://${lan}:${http!.port}/api/trust/approve`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ ref: "alpha" }),
+    });
+    expect(approve.status).toBe(403);
   });
 
   it("caps the number of open dashboards", async () => {
