@@ -15,11 +15,10 @@ import { trustModeSchema } from "./schema-access.js";
 export const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
 const stringMap = z.record(z.string(), z.string());
-const timeoutMs = z
-  .number()
-  .int()
-  .positive()
-  .max(24 * 3600 * 1000);
+const DAY_MS = 24 * 3600 * 1000;
+const timeoutMs = z.number().int().positive().max(DAY_MS);
+/** A wait in ms where 0 means "not at all". */
+const waitMs = z.number().int().min(0).max(DAY_MS);
 /** Tokens a `call` result may take before it is cut and kept for paging. */
 const resultBudget = z.number().int().min(100).max(1_000_000);
 
@@ -319,11 +318,7 @@ export const settingsSchema = z.strictObject({
    * How long a first look (tools/list, describe) waits for servers still starting, in ms; 0
    * answers at once with what is ready.
    */
-  startupWait: z
-    .number()
-    .int()
-    .min(0)
-    .max(24 * 3600 * 1000)
+  startupWait: waitMs
     .optional()
     .describe(
       "ms the first `tools/list`, `describe` (any form) and the prompt and resource lists wait for servers still starting; then they answer with what is ready (`0`: never wait).",
@@ -344,11 +339,7 @@ export const settingsSchema = z.strictObject({
     .optional()
     .describe("ms in-flight calls may take to finish at shutdown before they are cancelled."),
   /** ms after which a still-running call answers with a handle to poll (0: never). */
-  taskAfter: z
-    .number()
-    .int()
-    .min(0)
-    .max(24 * 3600 * 1000)
+  taskAfter: waitMs
     .optional()
     .describe(
       "ms after which a `call` still running answers with a handle (`mcpx://tasks/<id>`) the model polls with `resources`, the call going on; 0 never hands off.",
