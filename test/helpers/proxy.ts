@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotoco
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { MODERN_VERSION, newClient, type Era } from "./clients.js";
 import { eventually } from "./eventually.js";
+import { onTestFinished, TestRunner } from "vitest";
 import { tempDir } from "./temp.js";
 
 export { tempDir } from "./temp.js";
@@ -121,11 +122,15 @@ export async function startStdio(
   extraArgs: string[] = [],
   options: StartOptions = {},
 ): Promise<Running> {
+  const home = cacheEnv(options.cacheHome);
+  // A folder made here inside a test goes when the test does: so does the mcpx writing in it
+  // (catalogs, trust pins), first (onTestFinished hooks run last registered first).
+  const ownFolder = options.cacheHome === undefined && Boolean(TestRunner.getCurrentTest());
   const transport = new InPlaceStdioClientTransport({
     command: process.execPath,
     args: [MCPX, configFile, ...extraArgs],
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "", ...cacheEnv(options.cacheHome), ...options.env },
+    env: { PATH: process.env.PATH ?? "", ...home, ...options.env },
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -137,6 +142,7 @@ export async function startStdio(
   transport.onerror = (err) => protocolErrors.push(err);
   const pid = transport.pid;
   if (pid === null) throw new Error("mcpx did not start");
+  if (ownFolder) onTestFinished(() => client.close());
   if (options.waitReady ?? true) await untilStarted(client);
   return {
     client,
