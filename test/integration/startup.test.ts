@@ -22,11 +22,13 @@ import {
   untilStarted,
 } from "../helpers/proxy.js";
 
-function slowConfig() {
+/** `startupWait` short where a test looks while slow is held back (each first look waits it out). */
+function slowConfig(startupWait?: number) {
   const dir = tempDir();
   const release = path.join(dir, "release");
   const file = writeConfig(
     {
+      ...(startupWait === undefined ? {} : { startupWait }),
       mcpServers: {
         memory: npmServer("@modelcontextprotocol/server-memory"),
         slow: fixtureServer("faulty.mjs", { FAULT_START_UNTIL: release }),
@@ -47,7 +49,7 @@ const matrix = transports.flatMap(([name, start]) =>
 
 describe.each(matrix)("startup over %s, %s client", (_name, era, start) => {
   it("answers initialize while an upstream is still starting; it arrives by list_changed", async () => {
-    const { file, release } = slowConfig();
+    const { file, release } = slowConfig(200);
     // Connecting means initialize was answered, and the slow server has not started: it cannot
     // until release() below.
     const proxy = await start(file, era);
