@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
+import { COMMANDS } from "../../src/cli-commands.js";
 import { parseCommandLine, UsageError, type Invocation, type ServeOptions } from "../../src/cli.js";
 import { LOG_LEVELS } from "../../src/logger.js";
 
@@ -76,6 +77,10 @@ describe("mcpx <config> (serve)", () => {
       return inv.command === "output" ? inv.text : `not output: ${inv.command}`;
     };
     expect(text(["help", "install"])).toContain("Usage: mcpx install");
+    // Every subcommand is a help topic (trust once was missing from the list).
+    expect(text(["help", "trust"])).toContain("Usage: mcpx trust");
+    for (const command of COMMANDS)
+      expect(text(["help", command])).toContain(`Usage: mcpx ${command}`);
     expect(text(["help"])).toContain("Usage: mcpx <config>");
     expect(usageError(["help", "nope"]).message).toBe('no help for "nope".');
   });
