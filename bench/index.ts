@@ -14,6 +14,7 @@ import { commandLine } from "./lib/processes.js";
 import { runCodeModeBench } from "./codemode.js";
 import { runDaemonBench } from "./daemon.js";
 import { runErasBench } from "./eras.js";
+import { runIsolatedBench } from "./isolated.js";
 import { runLatencyBench } from "./latency/index.js";
 import { runTracingBench } from "./latency/tracing.js";
 import { runSandboxBench } from "./sandbox.js";
@@ -34,6 +35,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   startup: runStartupBench,
   daemon: runDaemonBench,
   memory: runMemoryBench,
+  isolated: runIsolatedBench,
   sandbox: runSandboxBench,
   dashboard: runDashboardBench,
   codemode: runCodeModeBench,

@@ -28,37 +28,41 @@ export async function fetchCatalog(
   // unanswered then end as notes (the deadline aborts them too).
   let listed = false;
   let opened = false;
-  const work = pool.inspect(async (session) => {
-    opened = true;
-    const opts = { timeoutMs, signal: deadline };
-    const notes: Notes = {};
-    const optional = <T>(method: OptionalList, list: () => Promise<T[]>) =>
-      optionalList(log, method, list, notes, deadline, timeoutMs);
-    const tools = session.listTools(opts).then(
-      (t) => {
-        listed = true;
-        return t;
-      },
-      (err: unknown) => {
-        // Only tools/list is required: say which request failed, not just how.
-        throw new Error(`tools/list failed: ${errorMessage(err)}`, { cause: err });
-      },
-    );
-    const [toolDefs, resources, resourceTemplates, prompts] = await Promise.all([
-      tools,
-      optional("resources/list", () => session.listResources(opts)),
-      optional("resources/templates/list", () => session.listResourceTemplates(opts)),
-      optional("prompts/list", () => session.listPrompts(opts)),
-    ]);
-    return {
-      identity: session.identity,
-      tools: toolDefs,
-      resources,
-      resourceTemplates,
-      prompts,
-      ...(Object.keys(notes).length > 0 && { notes }),
-    };
-  });
+  const work = pool.inspect(
+    async (session) => {
+      opened = true;
+      const opts = { timeoutMs, signal: deadline };
+      const notes: Notes = {};
+      const optional = <T>(method: OptionalList, list: () => Promise<T[]>) =>
+        optionalList(log, method, list, notes, deadline, timeoutMs);
+      const tools = session.listTools(opts).then(
+        (t) => {
+          listed = true;
+          return t;
+        },
+        (err: unknown) => {
+          // Only tools/list is required: say which request failed, not just how.
+          throw new Error(`tools/list failed: ${errorMessage(err)}`, { cause: err });
+        },
+      );
+      const [toolDefs, resources, resourceTemplates, prompts] = await Promise.all([
+        tools,
+        optional("resources/list", () => session.listResources(opts)),
+        optional("resources/templates/list", () => session.listResourceTemplates(opts)),
+        optional("prompts/list", () => session.listPrompts(opts)),
+      ]);
+      return {
+        identity: session.identity,
+        tools: toolDefs,
+        resources,
+        resourceTemplates,
+        prompts,
+        ...(Object.keys(notes).length > 0 && { notes }),
+      };
+      // isolated, every session busy with calls: wait for one within the discovery's bound.
+    },
+    { timeoutMs, signal: deadline },
+  );
   return await new Promise<Catalog>((resolve, reject) => {
     const onTimeout = () => {
       const waitingFor = opened ? "tools/list" : "its connection and initialize";

@@ -4,6 +4,7 @@
  * and the list refreshes after `list_changed`, whatever their names.
  */
 import type { ServerConfig } from "../config/load.js";
+import { ProxyError } from "../errors.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { StderrRing } from "../upstream/stderr.js";
@@ -99,6 +100,8 @@ export class ServerGroup {
       });
     } catch (err) {
       if (pinged && this.pool.busy(pinged)) return "busy";
+      // isolated: every session it may hold is running our calls.
+      if (err instanceof ProxyError && err.code === "UPSTREAM_BUSY") return "busy";
       throw err;
     }
     return performance.now() - started;

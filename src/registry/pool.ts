@@ -7,7 +7,7 @@ import { clientKey, LOST, type AcquireOptions, type Lease } from "./lease.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
 import { WaitQueue } from "./queue.js";
 import { SharedSession } from "./shared.js";
-import { SpareSessions } from "./spares.js";
+import { SpareSessions, type TakenSpare } from "./spares.js";
 import { systemClock, type Clock } from "../clock.js";
 
 /**
@@ -51,6 +51,15 @@ export interface PoolOptions {
   onIdle?: () => void;
 }
 
+/**
+ * How long inspect() may wait for a slot of an isolated pool whose every session is busy
+ * (default: not at all; it fails with UPSTREAM_BUSY, which a health check reads as busy).
+ */
+export interface InspectWait {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 /** What a pool holds right now; rendered by status pages and asserted by tests. */
 export interface PoolStats {
   policy: SessionPolicy;
@@ -87,6 +96,10 @@ export class SessionPool {
   /** shared: the one session every call uses. */
   private readonly shared = new SharedSession(() => this.openSession());
   private leased = 0;
+  /** isolated: sessions lent to inspect() (a health check, a listing). */
+  private borrowed = 0;
+  /** Sessions being closed: their processes still run; an isolated pool opens no spare for them. */
+  private closing = 0;
   /** Leases per session: a session reset() drops while calls hold it closes when they end. */
   private readonly leases = new Map<UpstreamSession, number>();
   /** Sessions reset() dropped while calls held them; closed as their last lease ends. */
@@ -117,6 +130,8 @@ export class SessionPool {
       dispose: (session) => this.dispose(session),
       wanted: () => this.keepsSpares && !this.stateless,
       closed: () => this.closed,
+      room: () =>
+        options.policy === "isolated" ? options.maxSessions - this.held - this.closing : Infinity,
       logger: options.logger,
       // isolated: how many spares to keep, grown by bursts and shrunk when they pass.
       target: {
@@ -256,10 +271,18 @@ export class SessionPool {
    * Run proxy-internal requests (listing, ping) on a session without spending it: a spare
    * session used only for this stays a valid spare, since no call has used it.
    */
-  async inspect<T>(fn: (session: UpstreamSession) => Promise<T>): Promise<T> {
+  async inspect<T>(
+    fn: (session: UpstreamSession) => Promise<T>,
+    wait: InspectWait = {},
+  ): Promise<T> {
     if (this.closed) throw this.closedError();
     if (this.options.policy === "shared") return fn(await this.shared.session());
-    const session = this.keepsSpares ? await this.spares.take() : await this.openSession();
+    const isolated = this.options.policy === "isolated";
+    const session = isolated
+      ? await this.borrowIsolated(wait)
+      : this.keepsSpares
+        ? await this.spares.take()
+        : await this.openSession();
     let healthy = false;
     try {
       const result = await fn(session);
@@ -275,7 +298,9 @@ export class SessionPool {
         !session.closed &&
         !this.closed &&
         this.spares.giveBack(session);
+      if (isolated) this.borrowed -= 1;
       if (!back) this.dispose(session);
+      else if (isolated) this.queue.wake();
     }
   }
 
@@ -345,34 +370,80 @@ export class SessionPool {
 
   // ---- isolated -------------------------------------------------------------------------
 
+  /**
+   * What an isolated pool holds now: sessions lent to calls or to inspect(), and spares (ready
+   * or starting); never more than `maxSessions`. Sessions still closing are not counted for a
+   * waiting call (it never waits for an upstream to exit), but a spare waits for them: past a
+   * burst the processes alive are at most `maxSessions`.
+   */
+  private get held(): number {
+    return this.leased + this.borrowed + this.spares.size;
+  }
+
+  /**
+   * Isolated: a slot for one more session, taken synchronously with its spare if there is one
+   * (a waiting call is let in only when a spare is there or the pool has room).
+   */
+  private claimIsolated(): { spare: TakenSpare | undefined } | undefined {
+    if (this.spares.size === 0 && this.held >= this.options.maxSessions) return undefined;
+    return { spare: this.spares.shift() };
+  }
+
   private async acquireIsolated(options: AcquireOptions): Promise<Lease> {
+    let claimed: { spare: TakenSpare | undefined } | undefined;
     await this.queue.wait(options, () => {
-      if (this.leased >= this.options.maxSessions) return false;
-      this.leased += 1;
-      return true;
+      claimed = this.claimIsolated();
+      if (claimed) this.leased += 1;
+      return claimed !== undefined;
     });
+    // The taken spare is replaced now, while this call runs, not after it: a call arriving
+    // before this one ends finds it starting (and, at a steady rate, ready).
+    setImmediate(() => this.spares.refill());
     let session: UpstreamSession;
     try {
-      // A call that finds no spare ready is a burst the spares did not cover: keep one more.
-      this.spares.taking();
-      // No refill here: spawning the replacement while this call runs would compete with it for
-      // the CPU (measured: a 2x slower call on 2 cores). It starts after release instead.
-      session = await this.spares.take();
+      session = await this.spares.settle(claimed?.spare);
     } catch (err) {
       this.leased -= 1;
       this.queue.wake();
+      this.spares.refill();
       throw err;
     }
     return this.lease(session, () => {
       this.leased -= 1;
-      // After the result went out: the caller never waits for an upstream to exit, and the
-      // replacement spare starts only now.
-      setImmediate(() => {
-        this.dispose(session);
-        this.spares.refill();
-      });
+      // After the result went out: the caller never waits for an upstream to exit. Its slot
+      // goes to a waiting call now; a spare takes it once the process is gone (dispose).
+      this.closing += 1;
+      setImmediate(() => this.dispose(session, true));
       this.queue.wake();
     });
+  }
+
+  /** Isolated: a session for inspect(), within `maxSessions`; see InspectWait. */
+  private async borrowIsolated(wait: InspectWait): Promise<UpstreamSession> {
+    let claimed: { spare: TakenSpare | undefined } | undefined;
+    await this.queue.wait(
+      {
+        timeoutMs: wait.timeoutMs ?? 0,
+        ...(wait.signal && { signal: wait.signal }),
+        busy: () =>
+          `every one of its ${this.options.maxSessions} sessions is running a call (maxSessions ${this.options.maxSessions})`,
+      },
+      () => {
+        if (this.spares.size === 0 && this.held >= this.options.maxSessions) return false;
+        // A health check or listing is not a call: it takes a ready spare without counting as
+        // demand, else a slot to open one.
+        claimed = { spare: this.spares.shift(false) };
+        this.borrowed += 1;
+        return true;
+      },
+    );
+    try {
+      return await this.spares.settle(claimed?.spare);
+    } catch (err) {
+      this.borrowed -= 1;
+      this.queue.wake();
+      throw err;
+    }
   }
 
   // ---- shared ---------------------------------------------------------------------------
@@ -447,8 +518,19 @@ export class SessionPool {
     return { session: await this.openSession(), own: true };
   }
 
-  private dispose(session: UpstreamSession): void {
-    void this.closeSession(session);
+  /**
+   * Close a session off the caller's path. Until its process is gone it counts against an
+   * isolated pool's `maxSessions`; then the slot goes to a waiting call, else to a spare.
+   * (`counted`: the caller already counted it as closing.)
+   */
+  private dispose(session: UpstreamSession, counted = false): void {
+    if (!counted) this.closing += 1;
+    void this.closeSession(session).finally(() => {
+      this.closing -= 1;
+      if (this.options.policy !== "isolated") return;
+      this.queue.wake();
+      this.spares.refill();
+    });
   }
 
   private async closeSession(session: UpstreamSession): Promise<void> {

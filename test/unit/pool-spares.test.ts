@@ -84,6 +84,35 @@ describe("isolated spares under a burst", () => {
     await expect.poll(() => stats()).toMatchObject({ spares: 1, open: 1, leased: 0 });
   });
 
+  it("replaces a taken spare while its call runs, never holding more than maxSessions", async () => {
+    const clock = new FakeClock();
+    const upstream = build({ session: "isolated", prewarm: 1, maxSessions: 2 }, clock);
+    await proxy!.start();
+    await expect.poll(() => stats().spares).toBe(1);
+
+    // The first call takes the spare; its replacement is ready before the call ends.
+    const first = wait();
+    await expect.poll(() => upstream.waiting()).toBe(1);
+    await expect.poll(() => stats()).toMatchObject({ leased: 1, spares: 1, open: 2 });
+    // The second takes that one; no room is left for a third session, spare or call.
+    const second = wait();
+    await expect.poll(() => upstream.waiting()).toBe(2);
+    const third = wait();
+    await expect.poll(() => stats().waiting).toBe(1);
+    expect(stats()).toMatchObject({ leased: 2, spares: 0, warming: 0, open: 2 });
+    // The spare discovery used, and its replacement: nothing more was opened.
+    expect(upstream.instances()).toBe(2);
+
+    // As the first two end and their sessions close, the third gets a slot.
+    upstream.open();
+    await expect.poll(() => upstream.waiting()).toBe(1);
+    expect(stats()).toMatchObject({ leased: 1, waiting: 0 });
+    upstream.open();
+    for (const r of await Promise.all([first, second, third])) expect(text(r)).toMatch(/:done$/);
+    await expect.poll(() => stats()).toMatchObject({ leased: 0, waiting: 0, spares: 2 });
+    expect(stats().open).toBe(2);
+  });
+
   it("keeps no spares for prewarm 0, burst or not", async () => {
     const clock = new FakeClock();
     const upstream = build({ session: "isolated", prewarm: 0, maxSessions: 4 }, clock);
