@@ -21,6 +21,7 @@ import { runSandboxBench } from "./sandbox.js";
 import { runSpeedBench } from "./speed.js";
 import { runStartupBench } from "./startup.js";
 import { runMemoryBench } from "./memory.js";
+import { runPeersBench } from "./peers.js";
 import { runTokenBench } from "./tokens/index.js";
 import { runTrustBench } from "./trust.js";
 import { RESULTS, writeSections } from "./results.js";
@@ -31,6 +32,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   latency: runLatencyBench,
   tracing: runTracingBench,
   speed: runSpeedBench,
+  peers: runPeersBench,
   eras: runErasBench,
   startup: runStartupBench,
   daemon: runDaemonBench,

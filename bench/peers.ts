@@ -1,0 +1,321 @@
+/**
+ * Peers: calls per second through mcpx and through every proxy a user could pick instead, side
+ * by side in one run (issue 30). server-everything behind each arm (bench/peers-arms.ts); 32 SDK
+ * HTTP clients per arm, one MCP session each; every answer checked; the arms interleaved round by
+ * round, the order rotating; the median of the rounds. Then each proxy's RSS, and what mcpx adds
+ * to one client's p50 latency over stdio and HTTP.
+ *
+ * MCPX_BENCH_PEERS_CALLS sets the calls per arm and round (default 3,000);
+ * MCPX_BENCH_PEERS_LATENCY the calls per latency arm (default 400).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { cpuMs, memoryKb } from "./lib/processes.js";
+import { percentile } from "./lib/stats.js";
+import {
+  ARMS,
+  checkedCall,
+  connectRetrying,
+  EVERYTHING,
+  type ArmKey,
+  type Peer,
+} from "./peers-arms.js";
+import { table, type BenchSection } from "./report.js";
+import { MCPX } from "./speed-arms.js";
+import { resultText } from "./upstreams.js";
+
+const CALLS = Number(process.env.MCPX_BENCH_PEERS_CALLS ?? 3_000);
+const LATENCY_CALLS = Number(process.env.MCPX_BENCH_PEERS_LATENCY ?? 400);
+const CLIENTS = 32;
+const ROUNDS = 3;
+const WARMUP = 30;
+const TARGET = { hub: 1, proxy: 1.3, echo: 0.8, stdioMs: 0.25, httpMs: 0.3, rssMb: 120 };
+
+const p50 = (xs: number[]) => percentile(xs, 50);
+const f2 = (x: number) => x.toFixed(2);
+const mb = (kb: number) => (kb / 1024).toFixed(0);
+const load = () => os.loadavg()[0] ?? Number.NaN;
+
+interface Round {
+  rate: number;
+  /** CPU ms per call of the arm's HTTP server process (its upstreams not counted). */
+  cpu: number;
+}
+
+interface ArmResult {
+  peer: Peer;
+  rounds: Round[];
+  idleKb: number;
+  afterKb: number;
+}
+
+/** All clients call back to back; `calls` in all, spread evenly. */
+async function burst(peer: Peer, clients: Client[], calls: number, round: number): Promise<Round> {
+  const cpu0 = cpuMs(peer.pid);
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async (client, c) => {
+      const mine = Math.floor(calls / clients.length) + (c < calls % clients.length ? 1 : 0);
+      for (let i = 0; i < mine; i++) await checkedCall(client, peer, `r${round}-c${c}-${i}`);
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return { rate: calls / seconds, cpu: (cpuMs(peer.pid) - cpu0) / calls };
+}
+
+/** Alternates one call per arm, `LATENCY_CALLS` each after a warm-up; p50 of each in ms. */
+async function interleaved(arms: { call(i: number): Promise<void> }[]): Promise<number[]> {
+  const times: number[][] = arms.map(() => []);
+  for (let i = 0; i < WARMUP + LATENCY_CALLS; i++) {
+    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+      const t0 = performance.now();
+      await arms[k]!.call(i);
+      if (i >= WARMUP) times[k]!.push(performance.now() - t0);
+    }
+  }
+  return times.map(p50);
+}
+
+/** An SDK client over stdio to `node <args>`, calling echo as `request` says. */
+async function stdioClient(args: string[], env: Record<string, string>, viaMcpx: boolean) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: { ...(process.env as Record<string, string>), ...env },
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "mcpx-bench-peers", version: "1.0.0" });
+  await client.connect(transport);
+  if (viaMcpx) {
+    // The upstream is ready when a call goes through.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await client.callTool({
+        name: "call",
+        arguments: { method: "everything.echo", arguments: { message: "ready" } },
+      });
+      if (!r.isError) break;
+      if (Date.now() > deadline) throw new Error(`mcpx over stdio never ready: ${resultText(r)}`);
+      await sleep(50);
+    }
+  }
+  return {
+    call: async (i: number) => {
+      const message = `s${i}`;
+      const r = await client.callTool(
+        viaMcpx
+          ? { name: "call", arguments: { method: "everything.echo", arguments: { message } } }
+          : { name: "echo", arguments: { message } },
+      );
+      if (r.isError || resultText(r) !== `Echo: ${message}`)
+        throw new Error(`stdio answered ${JSON.stringify(r).slice(0, 300)}`);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Added p50 over stdio: a direct client of server-everything vs mcpx (shared) in front of it. */
+async function stdioLatency(dir: string): Promise<[number, number]> {
+  const config = path.join(dir, "mcpx-everything", "mcpx.json");
+  const env = {
+    XDG_CACHE_HOME: path.join(dir, "stdio-cache"),
+    XDG_STATE_HOME: path.join(dir, "stdio-state"),
+  };
+  const direct = await stdioClient([EVERYTHING, "stdio"], {}, false);
+  try {
+    const mcpx = await stdioClient([MCPX, config, "--log-level", "warn"], env, true);
+    try {
+      const [d, m] = await interleaved([direct, mcpx]);
+      return [d!, m!];
+    } finally {
+      await mcpx.close();
+    }
+  } finally {
+    await direct.close();
+  }
+}
+
+/** Added p50 over HTTP: one client of server-everything's own HTTP vs one of mcpx's. */
+async function httpLatency(direct: Peer, mcpx: Peer): Promise<[number, number]> {
+  const clients = [await connectRetrying(direct), await connectRetrying(mcpx)];
+  try {
+    const peers = [direct, mcpx];
+    const [d, m] = await interleaved(
+      clients.map((c, k) => ({ call: (i: number) => checkedCall(c, peers[k]!, `h${i}`) })),
+    );
+    return [d!, m!];
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+}
+
+export async function runPeersBench(): Promise<BenchSection> {
+  const started = performance.now();
+  const loads = [load()];
+  const dir = mkdtempSync(path.join(os.tmpdir(), "mcpx-bench-peers-"));
+  const peers = new Map<ArmKey, Peer>();
+  try {
+    for (const [key, startArm] of Object.entries(ARMS) as [
+      ArmKey,
+      (d: string) => Promise<Peer>,
+    ][]) {
+      console.error(`bench peers: starting ${key}`);
+      peers.set(key, await startArm(dir));
+    }
+    await sleep(500);
+    const results = new Map<ArmKey, ArmResult>();
+    for (const [key, peer] of peers)
+      results.set(key, { peer, rounds: [], idleKb: memoryKb(peer.pid).rssKb, afterKb: Number.NaN });
+
+    const clients = new Map<ArmKey, Client[]>();
+    try {
+      for (const [key, peer] of peers) {
+        const list: Client[] = [];
+        clients.set(key, list);
+        // A few at a time: supergateway starts a server per session.
+        for (let c = 0; c < CLIENTS; c += 8) {
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(8, CLIENTS - c) }, () => connectRetrying(peer)),
+          );
+          list.push(...batch);
+        }
+        // Warm-up: every session answers once, checked.
+        await Promise.all(list.map((client, c) => checkedCall(client, peer, `warm-${c}`)));
+      }
+      const keys = [...peers.keys()];
+      for (let r = 0; r < ROUNDS; r++) {
+        // Rotate the order round by round, so no arm always runs first or after the same one.
+        const order = keys.map((_, i) => keys[(i + r * 3) % keys.length]!);
+        for (const key of order) {
+          const round = await burst(peers.get(key)!, clients.get(key)!, CALLS, r);
+          results.get(key)!.rounds.push(round);
+          console.error(`bench peers: round ${r + 1} ${key}: ${round.rate.toFixed(0)} calls/s`);
+        }
+      }
+      for (const [key, peer] of peers) results.get(key)!.afterKb = memoryKb(peer.pid).rssKb;
+    } finally {
+      await Promise.all([...clients.values()].flat().map((c) => c.close()));
+    }
+
+    const stdio = await stdioLatency(dir);
+    const http = await httpLatency(peers.get("direct")!, peers.get("mcpx")!);
+    loads.push(load());
+    return {
+      id: "peers",
+      title: "Peers: mcpx and the proxies a user could pick instead",
+      markdown: render(results, stdio, http, loads, performance.now() - started),
+    };
+  } finally {
+    await Promise.all([...peers.values()].map((p) => p.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function render(
+  results: Map<ArmKey, ArmResult>,
+  stdio: [number, number],
+  http: [number, number],
+  loads: number[],
+  elapsedMs: number,
+): string {
+  const rate = (key: ArmKey) => p50(results.get(key)!.rounds.map((r) => r.rate));
+  const pct = (key: ArmKey, base: ArmKey) => `${((rate(key) / rate(base)) * 100).toFixed(0)} %`;
+  const rows = [...results].map(([key, r]) => [
+    key === "mcpx" || key === "mcpxEcho" ? `**${r.peer.name}**` : r.peer.name,
+    rate(key).toFixed(0),
+    key === "echo" || key === "mcpxEcho"
+      ? `${pct(key, "echo")} of the echo server`
+      : pct(key, "direct"),
+    r.rounds.map((x) => x.rate.toFixed(0)).join(" / "),
+    f2(p50(r.rounds.map((x) => x.cpu))),
+    mb(r.idleKb),
+    mb(r.afterKb),
+  ]);
+  const mcpx = rate("mcpx");
+  const stdioAdded = stdio[1] - stdio[0];
+  const httpAdded = http[1] - http[0];
+  const afterMb = results.get("mcpx")!.afterKb / 1024;
+  const check = (ok: boolean) => (ok ? "met" : "MISSED");
+  const targets = [
+    [
+      "throughput vs mcp-hub",
+      `${((mcpx / rate("hub")) * 100).toFixed(0)} %`,
+      `≥ ${TARGET.hub * 100} %`,
+      check(mcpx >= TARGET.hub * rate("hub")),
+    ],
+    [
+      "throughput vs mcp-proxy",
+      `${(mcpx / rate("proxy")).toFixed(2)} ×`,
+      `≥ ${TARGET.proxy} ×`,
+      check(mcpx >= TARGET.proxy * rate("proxy")),
+    ],
+    [
+      "mcpx → echo server vs the echo server alone",
+      pct("mcpxEcho", "echo"),
+      `≥ ${TARGET.echo * 100} %`,
+      check(rate("mcpxEcho") >= TARGET.echo * rate("echo")),
+    ],
+    [
+      "added p50, stdio (one client, server-everything)",
+      `${f2(stdioAdded)} ms (${f2(stdio[1])} − ${f2(stdio[0])})`,
+      `≤ ${TARGET.stdioMs} ms`,
+      check(stdioAdded <= TARGET.stdioMs),
+    ],
+    [
+      "added p50, HTTP (one client, server-everything)",
+      `${f2(httpAdded)} ms (${f2(http[1])} − ${f2(http[0])})`,
+      `≤ ${TARGET.httpMs} ms`,
+      check(httpAdded <= TARGET.httpMs),
+    ],
+    [
+      `mcpx (shared) RSS after ${ROUNDS * CALLS + CLIENTS} calls from ${CLIENTS} clients`,
+      `${afterMb.toFixed(0)} MB`,
+      `≤ ${TARGET.rssMb} MB`,
+      check(afterMb <= TARGET.rssMb),
+    ],
+  ];
+  return [
+    `Reproduce with \`npm run bench -- peers\` (\`MCPX_BENCH_PEERS_CALLS=1000\` for a shorter run). ` +
+      `Measured in ${(elapsedMs / 1000).toFixed(1)} s; 1-minute load average ` +
+      `${loads.map((l) => l.toFixed(2)).join(" at the start, ")} at the end (${os.cpus().length} cores: ` +
+      "above that, other work competed for the CPU, and every arm's figure is lower than on a quiet machine).",
+    "",
+    `Each arm serves server-everything's \`echo\` (the minimal SDK echo server, bench/echo-server.mjs, for the last two) over HTTP; ` +
+      `${CLIENTS} SDK clients per arm (SDK 1.x, one MCP session each) make ${CALLS.toLocaleString("en-US")} calls per round back to back, ` +
+      `every answer checked; ${ROUNDS} rounds, the arms interleaved in a rotating order; calls/s is the median round. ` +
+      "server-everything direct: its own streamable HTTP (express, stateful). mcp-hub: its `/mcp` endpoint, the deprecated HTTP+SSE transport " +
+      "(started offline: HOME and XDG folders in a temp folder with its registry cache seeded). mcp-proxy: `--port`, streamable HTTP. " +
+      "supergateway: `--outputTransport streamableHttp --stateful` (one server-everything per session). mcpx: the built " +
+      '`dist/index.js --port 0`, the upstream `"session": "shared"` over stdio, called as `call({ method: "everything.echo" })`. ' +
+      "CPU: user + system ms per call of the arm's HTTP process alone (from /proc; its upstreams not counted). " +
+      "RSS (VmRSS) of that process: idle after start, and after the rounds with the clients still connected.",
+    "",
+    table(
+      [
+        `${CLIENTS} HTTP clients, ${CALLS.toLocaleString("en-US")} calls`,
+        `calls/s (median of ${ROUNDS})`,
+        "vs server-everything's own HTTP",
+        "rounds",
+        "CPU ms/call",
+        "RSS idle MB",
+        "RSS after MB",
+      ],
+      rows,
+      ["left", "right", "right", "right", "right", "right", "right"],
+    ),
+    "",
+    `Added p50 latency: one SDK client, ${LATENCY_CALLS} calls per arm after ${WARMUP} warm-up, the two arms alternating call by call: ` +
+      "a direct client of server-everything vs the same calls through mcpx (shared), over stdio and over HTTP.",
+    "",
+    table(["target (issue 30)", "value", "target", "status"], targets, [
+      "left",
+      "right",
+      "left",
+      "left",
+    ]),
+  ].join("\n");
+}
