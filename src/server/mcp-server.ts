@@ -41,13 +41,7 @@ import { describeTool } from "./tools/describe.js";
 import { directEntry, directMetaTool, directTools } from "./tools/direct.js";
 import { resourcesTool } from "./tools/resources.js";
 import { clientTraceparent } from "../traceparent.js";
-import {
-  LEGACY_TASKS_CAPABILITY,
-  registerTaskHandlers,
-  runAsTask,
-  TASKS_EXTENSION,
-  taskWish,
-} from "./tasks.js";
+import { registerTaskHandlers, runAsTask, TASKS_EXTENSION, taskWish } from "./tasks.js";
 
 /** MCP logging levels, least severe first. */
 const LEVELS: readonly LoggingLevel[] = [
@@ -118,10 +112,11 @@ class Downstream extends Server {
   override getCapabilities(): ServerCapabilities {
     const base = super.getCapabilities();
     const apps = this.apps();
-    // MCP Tasks: the 2025-11-25 capability, or the 2026-07-28 extension (server/tasks.ts).
+    // MCP Tasks: 2025-11-25's capability is in DOWNSTREAM_CAPABILITIES; 2026-07-28 has the
+    // extension (server/tasks.ts).
     const withTasks: ServerCapabilities =
       this.era === "legacy"
-        ? { ...base, tasks: LEGACY_TASKS_CAPABILITY }
+        ? base
         : { ...base, extensions: { ...base.extensions, [TASKS_EXTENSION]: {} } };
     if (!apps) return withTasks;
     return {

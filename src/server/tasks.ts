@@ -33,13 +33,6 @@ import type { ProxyContext } from "./context.js";
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
-/** The 2025-11-25 `tasks` server capability: everything mcpx answers. */
-export const LEGACY_TASKS_CAPABILITY = {
-  list: {},
-  cancel: {},
-  requests: { tools: { call: {} } },
-};
-
 /** The task statuses' wire form of one era. */
 function wireTask(task: McpTask, era: Era): Record<string, unknown> {
   const { ttlMs, pollIntervalMs, ...rest } = task;
