@@ -24,6 +24,7 @@ import { relayRequest, type RelayEnd } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./result-store.js";
 import { ResultShaper } from "./shape.js";
 import { CallTasks, type TaskLimits } from "./tasks.js";
+import { McpTasks } from "./tasks-mcp.js";
 import type { Clock } from "../clock.js";
 import type { Selector } from "../compression/selector.js";
 import {
@@ -79,6 +80,8 @@ export class Executor {
   tracer: CallTracer | undefined;
   /** Calls that outlived `taskAfter`, polled through their handles (tasks.ts). */
   readonly tasks: CallTasks;
+  /** MCP Tasks of task-capable clients (tasks/get, tasks/result…: tasks-mcp.ts). */
+  readonly mcpTasks: McpTasks;
 
   constructor(
     registry: Registry,
@@ -87,6 +90,7 @@ export class Executor {
     this.log = options.logger;
     this.admission = new Admission(registry, options.logger);
     this.tasks = new CallTasks(options.clock, options.tasks);
+    this.mcpTasks = new McpTasks(options.clock);
     this.shaper = new ResultShaper(
       new ResultStore(options.resultStore, options.now),
       options.compression,

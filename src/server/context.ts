@@ -46,6 +46,8 @@ export interface RequestContext {
   sendProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** The way back to the client for what an upstream asks it mid-call (see call-channel.ts). */
   client?: ClientChannel;
+  /** The request runs as an MCP Task (server/tasks.ts): no `taskAfter` handle inside it. */
+  inTask?: boolean;
   /** The client's W3C traceparent (`_meta.traceparent`, else the HTTP header), normalized. */
   traceparent?: string;
 }

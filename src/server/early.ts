@@ -18,6 +18,9 @@ export const DOWNSTREAM_CAPABILITIES = {
   resources: { subscribe: true, listChanged: true },
   completions: {},
   logging: {},
+  // 2025-11-25 MCP Tasks (server/tasks.ts); the SDK drops it for 2026-07-28 clients, who get the
+  // tasks extension instead.
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
 };
 
 /**

@@ -41,6 +41,7 @@ import { describeTool } from "./tools/describe.js";
 import { directEntry, directMetaTool, directTools } from "./tools/direct.js";
 import { resourcesTool } from "./tools/resources.js";
 import { clientTraceparent } from "../traceparent.js";
+import { registerTaskHandlers, runAsTask, TASKS_EXTENSION, taskWish } from "./tasks.js";
 
 /** MCP logging levels, least severe first. */
 const LEVELS: readonly LoggingLevel[] = [
@@ -103,6 +104,7 @@ class Downstream extends Server {
     info: ConstructorParameters<typeof Server>[0],
     options: ConstructorParameters<typeof Server>[1],
     private readonly apps: () => Record<string, unknown> | undefined,
+    private readonly era: Era,
   ) {
     super(info, options);
   }
@@ -110,8 +112,17 @@ class Downstream extends Server {
   override getCapabilities(): ServerCapabilities {
     const base = super.getCapabilities();
     const apps = this.apps();
-    if (!apps) return base;
-    return { ...base, extensions: { ...base.extensions, [UI_EXTENSION]: apps as JSONObject } };
+    // MCP Tasks: 2025-11-25's capability is in DOWNSTREAM_CAPABILITIES; 2026-07-28 has the
+    // extension (server/tasks.ts).
+    const withTasks: ServerCapabilities =
+      this.era === "legacy"
+        ? base
+        : { ...base, extensions: { ...base.extensions, [TASKS_EXTENSION]: {} } };
+    if (!apps) return withTasks;
+    return {
+      ...withTasks,
+      extensions: { ...withTasks.extensions, [UI_EXTENSION]: apps as JSONObject },
+    };
   }
 }
 
@@ -172,6 +183,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
       requestState: { verify: ctx.pending.verify },
     },
     () => appsExtension(ctx),
+    options.era,
   );
   const memory = options.memory ?? {};
 
@@ -215,7 +227,14 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     const tools = listMetaTools(view);
     memory.shown = tools[0]?.description;
     memory.caller = caller;
-    if (options.era === "legacy") return { tools };
+    // 2025-11-25 clients may run `call` as a task (server/tasks.ts); 2026 has no such field.
+    if (options.era === "legacy") {
+      return {
+        tools: tools.map((t) =>
+          t.name === callTool.name ? { ...t, execution: { taskSupport: "optional" as const } } : t,
+        ),
+      };
+    }
     // Views are per caller: never cacheable across callers.
     return Object.assign({ tools }, { ttlMs: listTtlMs(ctx, view), cacheScope: "private" });
   });
@@ -235,6 +254,9 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
   registerResourceHandlers(server, env);
   registerCompletionHandler(server, env);
   registerSubscriptionHandlers(server, env);
+  // A task is its client's: its connection or 2025-era session, else its caller.
+  const ownerOf = (req: ServerContext) => clientId ?? `caller:${callerOf(req)}`;
+  registerTaskHandlers(server, { ctx, era: options.era, ownerOf });
 
   server.setRequestHandler("tools/call", async (request, req) => {
     const tool =
@@ -264,6 +286,23 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
       req.http?.req?.headers.get("traceparent"),
     );
     if (traceparent !== undefined) context.traceparent = traceparent;
+    // MCP Tasks (server/tasks.ts): a `call` the client asked to run as a task, or (2026-07-28,
+    // extension declared) one that outlives taskAfter, goes on after this request.
+    const wish = tool === callTool ? taskWish(request.params, req, options.era) : undefined;
+    if (wish && (wish.era === "legacy" || ctx.config.taskAfterMs > 0)) {
+      const { sendProgress: _progress, ...base } = context;
+      const answer = await runAsTask(
+        ctx,
+        wish,
+        ownerOf(req),
+        (signal) => tool.handle(args, ctx, { ...base, signal, inTask: true }),
+        options.era === "legacy"
+          ? (task) => server.notification({ method: "notifications/tasks/status", params: task })
+          : undefined,
+      );
+      if ("task" in answer || answer.resultType === "task") return answer as never;
+      return server.projectCallToolResult(answer as CallToolResult, undefined);
+    }
     const who = {
       era: options.era,
       caller,

@@ -68,7 +68,8 @@ function outliving(
     {
       caller: req.caller,
       source,
-      afterMs: ctx.config.taskAfterMs,
+      // Inside an MCP Task the client already polls the task: no handle of our own.
+      afterMs: req.inTask === true ? 0 : ctx.config.taskAfterMs,
       signal: req.signal,
       ...(req.sendProgress && { sendProgress: req.sendProgress }),
     },

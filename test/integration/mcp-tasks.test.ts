@@ -1,0 +1,329 @@
+/**
+ * MCP Tasks through the built `mcpx` over HTTP, both eras, the modern fixture's slow tool (a real
+ * SDK v2 upstream) doing the work:
+ *
+ * - a 2025-11-25 client (the SDK v2 client; its task methods sent with schemas of the test's
+ *   own, the SDK having only their wire vocabulary) runs `call` as a task: tasks/get,
+ *   tasks/result, tasks/list, tasks/cancel; another client's session never reaches its tasks;
+ * - a 2026-07-28 client declaring the tasks extension (raw JSON-RPC: the SDK client refuses a
+ *   `resultType: "task"` answer) gets a task for a call outliving taskAfter, polls it with
+ *   tasks/get until the result is inlined, cancels one; another caller never reaches it; without
+ *   the extension the same call answers with the mcpx:// handle as before.
+ */
+import type { Client } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as z from "zod";
+import { MODERN_VERSION, newClient } from "../helpers/clients.js";
+import { HttpRpc, parseMessages, type RpcAnswer } from "../helpers/rpc.js";
+import {
+  eventually,
+  fixtureServer,
+  startHttp,
+  text,
+  writeConfig,
+  type RunningHttp,
+} from "../helpers/proxy.js";
+
+const TASKS_EXT = "io.modelcontextprotocol/tasks";
+const LEGACY_VERSION = "2025-11-25";
+const TASK_AFTER = 400;
+const config = writeConfig({
+  taskAfter: TASK_AFTER,
+  mcpServers: { modern: fixtureServer("modern.mjs") },
+});
+
+const Task = z.looseObject({
+  taskId: z.string(),
+  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+  ttl: z.number().nullable(),
+  pollInterval: z.number().optional(),
+  statusMessage: z.string().optional(),
+});
+const CreateTask = z.looseObject({ task: Task });
+const ToolResult = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
+const TaskList = z.looseObject({ tasks: z.array(Task) });
+
+const slowCall = (ms: number) => ({
+  name: "call",
+  arguments: { method: "modern.slow", arguments: { ms } },
+});
+
+/**
+ * A task-augmented tools/call on the SDK client's session, sent raw: the SDK v2 client refuses a
+ * tools/call answer without `content` (a CreateTaskResult has none).
+ */
+async function rawTaskCall(
+  url: string,
+  transport: StreamableHTTPClientTransport,
+  params: Record<string, unknown>,
+): Promise<z.infer<typeof CreateTask>> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": transport.sessionId!,
+      "mcp-protocol-version": LEGACY_VERSION,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: "task-call", method: "tools/call", params }),
+  });
+  const messages = parseMessages(res.headers.get("content-type") ?? "", await res.text());
+  const answer = messages.find((m) => m.id === "task-call") as { result?: unknown } | undefined;
+  if (!answer?.result) throw new Error(`no task: ${JSON.stringify(messages)}`);
+  return CreateTask.parse(answer.result);
+}
+
+describe("MCP Tasks, 2025-11-25 client over HTTP", () => {
+  let mcpx: RunningHttp;
+  let client: Client;
+  let transport: StreamableHTTPClientTransport;
+  let other: Client;
+
+  beforeAll(async () => {
+    mcpx = await startHttp(config, [], {}, { era: "legacy" });
+    client = newClient("legacy", "tasks-client");
+    transport = new StreamableHTTPClientTransport(new URL(mcpx.url));
+    await client.connect(transport);
+    expect(client.getNegotiatedProtocolVersion()).toBe(LEGACY_VERSION);
+    other = newClient("legacy", "other-client");
+    await other.connect(new StreamableHTTPClientTransport(new URL(mcpx.url)));
+    // Open the upstream session first: its start is not what these tests time.
+    await client.callTool(slowCall(1));
+  });
+  afterAll(async () => {
+    await other?.close();
+    await client?.close();
+    await mcpx?.close();
+  });
+
+  const taskCall = (ms: number, ttl?: number) =>
+    rawTaskCall(mcpx.url, transport, {
+      ...slowCall(ms),
+      task: ttl === undefined ? {} : { ttl },
+    });
+
+  it("declares the tasks capability and lists call with taskSupport optional", async () => {
+    expect(client.getServerCapabilities()?.tasks).toEqual({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const { tools } = await client.listTools();
+    const call = tools.find((t) => t.name === "call") as { execution?: unknown };
+    expect(call.execution).toEqual({ taskSupport: "optional" });
+    const describe = tools.find((t) => t.name === "describe") as { execution?: unknown };
+    expect(describe.execution).toBeUndefined();
+  });
+
+  it("answers a task-augmented call at once; tasks/get, tasks/list, then tasks/result gives the call's result", async () => {
+    const started = performance.now();
+    const { task } = await taskCall(1_500, 120_000);
+    expect(performance.now() - started).toBeLessThan(1_200);
+    expect(task.status).toBe("working");
+    expect(task.ttl).toBe(120_000);
+    expect(Date.parse(task.createdAt)).not.toBeNaN();
+
+    const got = await client.request(
+      { method: "tasks/get", params: { taskId: task.taskId } },
+      Task,
+    );
+    expect(got).toMatchObject({ taskId: task.taskId, status: "working" });
+    const listed = await client.request({ method: "tasks/list", params: {} }, TaskList);
+    expect(listed.tasks.map((t) => t.taskId)).toContain(task.taskId);
+
+    // Blocks until the call ends: its result as the call would have answered.
+    const result = await client.request(
+      { method: "tasks/result", params: { taskId: task.taskId } },
+      ToolResult,
+    );
+    expect(text(result)).toBe("done");
+    expect(result._meta?.["io.modelcontextprotocol/related-task"]).toEqual({
+      taskId: task.taskId,
+    });
+    const after = await client.request(
+      { method: "tasks/get", params: { taskId: task.taskId } },
+      Task,
+    );
+    expect(after.status).toBe("completed");
+  });
+
+  it("keeps a client's tasks from another client: unknown to its tasks/get, result, cancel and list", async () => {
+    const { task } = await taskCall(1_000);
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+      await expect(
+        other.request({ method, params: { taskId: task.taskId } }, Task),
+      ).rejects.toThrow(/No task .* of this client/);
+    }
+    const theirs = await other.request({ method: "tasks/list", params: {} }, TaskList);
+    expect(theirs.tasks).toEqual([]);
+    // Still the owner's, untouched.
+    const mine = await client.request(
+      { method: "tasks/result", params: { taskId: task.taskId } },
+      ToolResult,
+    );
+    expect(text(mine)).toBe("done");
+  });
+
+  it("cancels a running task; cancelling it again is refused (-32602), its result is an error", async () => {
+    const { task } = await taskCall(10_000);
+    const cancelled = await client.request(
+      { method: "tasks/cancel", params: { taskId: task.taskId } },
+      Task,
+    );
+    expect(cancelled.status).toBe("cancelled");
+    await expect(
+      client.request({ method: "tasks/cancel", params: { taskId: task.taskId } }, Task),
+    ).rejects.toThrow(/already ended/);
+    await expect(
+      client.request({ method: "tasks/result", params: { taskId: task.taskId } }, ToolResult),
+    ).rejects.toThrow(/cancelled/);
+    const got = await client.request(
+      { method: "tasks/get", params: { taskId: task.taskId } },
+      Task,
+    );
+    expect(got.status).toBe("cancelled");
+  });
+
+  it("fails a task whose call fails (isError), its result the call's error", async () => {
+    const { task } = await rawTaskCall(mcpx.url, transport, {
+      name: "call",
+      arguments: { method: "modern.nope" },
+      task: {},
+    });
+    const result = await client.request(
+      { method: "tasks/result", params: { taskId: task.taskId } },
+      ToolResult,
+    );
+    expect(result.isError).toBe(true);
+    const got = await client.request(
+      { method: "tasks/get", params: { taskId: task.taskId } },
+      Task,
+    );
+    expect(got.status).toBe("failed");
+    expect(got.statusMessage).toContain("nope");
+  });
+
+  it("answers an unknown task id with -32602", async () => {
+    await expect(
+      client.request({ method: "tasks/get", params: { taskId: "no-such-task" } }, Task),
+    ).rejects.toThrow(/No task "no-such-task"/);
+  });
+});
+
+/** A raw 2026-07-28 request, its client declaring `capabilities` (the tasks extension or not). */
+async function modern(
+  rpc: HttpRpc,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = { extensions: { [TASKS_EXT]: {} } },
+): Promise<RpcAnswer> {
+  const id = `${rpc.name}-${Math.random().toString(36).slice(2)}`;
+  const name = params.name ?? params.taskId;
+  const x = await rpc.post(
+    {
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+          "io.modelcontextprotocol/clientInfo": { name: rpc.name, version: "1" },
+          "io.modelcontextprotocol/clientCapabilities": capabilities,
+        },
+      },
+    },
+    method,
+    name,
+  );
+  const answer = x.messages.find((m) => m.id === id);
+  if (!answer) throw new Error(`${method}: no answer (HTTP ${x.status}): ${x.body.slice(0, 300)}`);
+  return answer as unknown as RpcAnswer;
+}
+
+describe("MCP Tasks extension, 2026-07-28 client over HTTP", () => {
+  let mcpx: RunningHttp;
+  let rpc: HttpRpc;
+  let stranger: HttpRpc;
+
+  beforeAll(async () => {
+    mcpx = await startHttp(config, [], {}, { era: "modern" });
+    rpc = new HttpRpc(mcpx.url, "modern", "tasks-client");
+    stranger = new HttpRpc(mcpx.url, "modern", "stranger");
+    // Each caller's first call opens its upstream session: not what these tests time.
+    for (const c of [rpc, stranger]) await modern(c, "tools/call", slowCall(1), {});
+  });
+  afterAll(async () => {
+    await mcpx?.close();
+  });
+
+  it("declares the extension in server/discover", async () => {
+    const answer = await modern(rpc, "server/discover", {});
+    const caps = answer.result?.capabilities as { extensions?: Record<string, unknown> };
+    expect(caps.extensions?.[TASKS_EXT]).toEqual({});
+    expect(caps).not.toHaveProperty("tasks");
+  });
+
+  it("answers a call within taskAfter with its result, no task", async () => {
+    const answer = await modern(rpc, "tools/call", slowCall(20));
+    expect(answer.result?.resultType).toBe("complete");
+    expect(text(answer.result)).toBe("done");
+  });
+
+  it("turns a call outliving taskAfter into a task; tasks/get inlines the result once completed", async () => {
+    const started = performance.now();
+    const answer = await modern(rpc, "tools/call", slowCall(1_500));
+    expect(performance.now() - started).toBeLessThan(1_300);
+    const created = answer.result!;
+    expect(created).toMatchObject({ resultType: "task", status: "working" });
+    expect(created.ttlMs).toBeGreaterThan(0);
+    expect(created.pollIntervalMs).toBeGreaterThan(0);
+    const taskId = created.taskId as string;
+
+    // Another caller never reaches it.
+    const theirs = await modern(stranger, "tasks/get", { taskId });
+    expect(theirs.error?.code).toBe(-32602);
+    expect((await modern(stranger, "tasks/cancel", { taskId })).error?.code).toBe(-32602);
+
+    let polled: Record<string, unknown> | undefined;
+    await eventually(
+      async () => {
+        polled = (await modern(rpc, "tasks/get", { taskId })).result;
+        return polled?.status === "completed";
+      },
+      15_000,
+      "the task completed",
+      200,
+    );
+    expect(polled?.resultType).toBe("complete");
+    expect(text(polled?.result)).toBe("done");
+  });
+
+  it("cancels a task: acknowledged, then cancelled in tasks/get", async () => {
+    const answer = await modern(rpc, "tools/call", slowCall(10_000));
+    const taskId = answer.result?.taskId as string;
+    expect(answer.result?.resultType).toBe("task");
+    const ack = await modern(rpc, "tasks/cancel", { taskId });
+    expect(ack.error).toBeUndefined();
+    const got = await modern(rpc, "tasks/get", { taskId });
+    expect(got.result?.status).toBe("cancelled");
+    // tasks/update for a task of this client is acknowledged (mcpx's tasks never wait for input).
+    expect((await modern(rpc, "tasks/update", { taskId, inputResponses: {} })).error).toBe(
+      undefined,
+    );
+  });
+
+  it("without the extension, the same call answers with the mcpx:// handle", async () => {
+    const answer = await modern(rpc, "tools/call", slowCall(1_500), {});
+    expect(answer.result?.resultType).toBe("complete");
+    const meta = answer.result?._meta as Record<string, { uri?: string }> | undefined;
+    expect(meta?.["mcpx/task"]?.uri).toMatch(/^mcpx:\/\/tasks\//);
+  });
+});
