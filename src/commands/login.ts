@@ -12,6 +12,7 @@ import { ConfigError, loadConfig, type Config, type ServerConfig } from "../conf
 import { errorMessage } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { signIn } from "../upstream/oauth/login.js";
+import { scopeUnion } from "../upstream/oauth/step-up.js";
 import { defaultStateDir, TokenStore } from "../upstream/oauth/store.js";
 import { loadOptions } from "./load.js";
 import { fail } from "./output.js";
@@ -58,6 +59,10 @@ export async function login(o: LoginOptions): Promise<number> {
       process.platform === "linux" &&
       !process.env.DISPLAY &&
       !process.env.WAYLAND_DISPLAY);
+  // Step-up: what the sign-in had, what the server asked for since (403 insufficient_scope), and
+  // --scope, together; none of them: what the server's challenge or metadata names.
+  const earlier = await store.read(server.spec.url).catch(() => undefined);
+  const scope = scopeUnion(earlier?.tokens?.scope, earlier?.wantedScope, o.scope);
   const lines = createInterface({ input: process.stdin, terminal: false });
   const pasted = new Promise<string>((resolve) => {
     lines.on("line", (line) => {
@@ -70,6 +75,7 @@ export async function login(o: LoginOptions): Promise<number> {
       store,
       logger,
       pasted,
+      ...(scope && { scope }),
       open: (authorizationUrl) => {
         const url = authorizationUrl.toString();
         const opened = !headless && openBrowser(url, browser);
