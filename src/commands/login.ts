@@ -62,7 +62,13 @@ export async function login(o: LoginOptions): Promise<number> {
   // Step-up: what the sign-in had, what the server asked for since (403 insufficient_scope), and
   // --scope, together; none of them: what the server's challenge or metadata names.
   const earlier = await store.read(server.spec.url).catch(() => undefined);
-  const scope = scopeUnion(earlier?.tokens?.scope, earlier?.wantedScope, o.scope);
+  const client = server.spec.oauth;
+  const scope = scopeUnion(
+    client?.scopes?.join(" "),
+    earlier?.tokens?.scope,
+    earlier?.wantedScope,
+    o.scope,
+  );
   const lines = createInterface({ input: process.stdin, terminal: false });
   const pasted = new Promise<string>((resolve) => {
     lines.on("line", (line) => {
@@ -76,6 +82,8 @@ export async function login(o: LoginOptions): Promise<number> {
       logger,
       pasted,
       ...(scope && { scope }),
+      ...(client && { client }),
+      configKey: `mcpServers.${server.name}.oauth`,
       open: (authorizationUrl) => {
         const url = authorizationUrl.toString();
         const opened = !headless && openBrowser(url, browser);

@@ -28,6 +28,15 @@ export interface AuthServerOptions {
   scopes?: string[];
   /** Show a login form and a consent page instead of consenting at once. */
   interactive?: { password: string };
+  /** Dynamic client registration open (default true). */
+  registration?: boolean;
+  /** Pre-registered clients (oidc-provider client metadata, snake_case). */
+  clients?: Record<string, unknown>[];
+  /**
+   * Client ID Metadata Documents by their https URL: turns the feature on (the metadata says
+   * `client_id_metadata_document_supported`); the provider "fetches" them from this map.
+   */
+  metadataDocuments?: Record<string, Record<string, unknown>>;
 }
 
 export interface AuthServer {
@@ -51,6 +60,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const account = options.account ?? "user-1";
+  const documents = options.metadataDocuments;
   const scopes = options.scopes ?? ["mcp:tools"];
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), alg: "RS256", use: "sig", kid: "test-key" };
@@ -59,13 +69,27 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
 
   const configuration: Configuration = {
     jwks: { keys: [jwk] },
-    clients: [],
+    clients: options.clients ?? [],
+    ...(documents && {
+      // The documents' https URLs are answered here: no network, no TLS in tests.
+      fetch: (url: URL | string, init?: RequestInit) => {
+        const doc = documents[String(url)];
+        return doc
+          ? Promise.resolve(
+              new Response(JSON.stringify(doc), {
+                headers: { "content-type": "application/json" },
+              }),
+            )
+          : fetch(url, init);
+      },
+    }),
     scopes: ["openid", "offline_access", ...scopes],
     claims: { openid: ["sub"] },
     findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: { enabled: options.registration ?? true },
+      clientIdMetadataDocument: { enabled: documents !== undefined, ack: "draft-02" },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
