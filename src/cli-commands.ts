@@ -196,11 +196,18 @@ export function addSubcommands(
   subcommand("login", "<file>", "sign in to a server of the config that is protected by OAuth")
     .argument("<server>")
     .option("--no-browser", "print the sign-in URL and read the redirect URL from stdin")
+    .option("--scope <scopes>", "space-separated scopes to ask for (added to the earlier ones)")
     .addHelpText("after", LOGIN_HELP)
     .action((file: string, server: string, o: Record<string, unknown>) =>
       set({
         command: "login",
-        options: { ...source(o), file, server, noBrowser: o.browser === false },
+        options: {
+          ...source(o),
+          file,
+          server,
+          noBrowser: o.browser === false,
+          ...(typeof o.scope === "string" && { scope: o.scope }),
+        },
       }),
     );
   sourceOptions(program.commands.at(-1)!, { untrusted: false });

@@ -105,6 +105,7 @@ authorization server to revoke them.
 Examples:
   mcpx login ~/.config/mcpx/claude-code.json linear
   mcpx login mcpx.json notion --no-browser
+  mcpx login mcpx.json sentry --scope "org:read project:write"   (step-up: a wider scope)
   mcpx logout mcpx.json linear
 
 ${EXIT_CODES}`;

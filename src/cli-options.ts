@@ -105,6 +105,8 @@ export interface LoginOptions extends SourceOptions {
   server: string;
   /** Print the authorization URL and read the redirect URL from stdin instead of a browser. */
   noBrowser: boolean;
+  /** Scope to ask for, besides what the sign-in had and what the server asked for (step-up). */
+  scope?: string;
 }
 
 export interface LogoutOptions extends SourceOptions {

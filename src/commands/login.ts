@@ -1,8 +1,9 @@
 /**
  * `mcpx login <config> <server>`: sign in to an OAuth-protected remote server of the config
- * (src/upstream/oauth/login.ts). Opens the browser, or with --no-browser (or no display) prints
- * the URL on stderr and reads the redirect URL pasted on stdin. Exit 0 signed in, 1 the sign-in
- * failed, 2 bad config or server.
+ * (src/upstream/oauth/login.ts). Opens the browser — `$BROWSER` when set (as xdg-open and Python's
+ * webbrowser read it), else the platform's opener — or with --no-browser (or no display and no
+ * `$BROWSER`) prints the URL on stderr and reads the redirect URL pasted on stdin. Exit 0 signed
+ * in, 1 the sign-in failed, 2 bad config or server.
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -11,6 +12,7 @@ import { ConfigError, loadConfig, type Config, type ServerConfig } from "../conf
 import { errorMessage } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { signIn } from "../upstream/oauth/login.js";
+import { scopeUnion } from "../upstream/oauth/step-up.js";
 import { defaultStateDir, TokenStore } from "../upstream/oauth/store.js";
 import { loadOptions } from "./load.js";
 import { fail } from "./output.js";
@@ -50,9 +52,23 @@ export async function login(o: LoginOptions): Promise<number> {
   const logger = createLogger({ level: "warn" });
   logger.addSecrets(config.secrets);
   const store = new TokenStore(defaultStateDir(process.env));
+  const browser = process.env.BROWSER?.trim();
   const headless =
     o.noBrowser ||
-    (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY);
+    (!browser &&
+      process.platform === "linux" &&
+      !process.env.DISPLAY &&
+      !process.env.WAYLAND_DISPLAY);
+  // Step-up: what the sign-in had, what the server asked for since (403 insufficient_scope), and
+  // --scope, together; none of them: what the server's challenge or metadata names.
+  const earlier = await store.read(server.spec.url).catch(() => undefined);
+  const client = server.spec.oauth;
+  const scope = scopeUnion(
+    client?.scopes?.join(" "),
+    earlier?.tokens?.scope,
+    earlier?.wantedScope,
+    o.scope,
+  );
   const lines = createInterface({ input: process.stdin, terminal: false });
   const pasted = new Promise<string>((resolve) => {
     lines.on("line", (line) => {
@@ -65,9 +81,12 @@ export async function login(o: LoginOptions): Promise<number> {
       store,
       logger,
       pasted,
+      ...(scope && { scope }),
+      ...(client && { client }),
+      configKey: `mcpServers.${server.name}.oauth`,
       open: (authorizationUrl) => {
         const url = authorizationUrl.toString();
-        const opened = !headless && openBrowser(url);
+        const opened = !headless && openBrowser(url, browser);
         process.stderr.write(
           opened
             ? `mcpx: opened the browser to sign in to ${server.name}. If it did not open, visit:\n  ${url}\n`
@@ -91,12 +110,32 @@ export async function login(o: LoginOptions): Promise<number> {
   }
 }
 
-/** Open `url` in the user's browser; false when no opener could be started. */
-function openBrowser(url: string): boolean {
-  const command =
-    process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+/**
+ * Open `url` in the user's browser; false when no opener could be started. `browser` is
+ * `$BROWSER`: a command line, run by /bin/sh with the URL as its argument (`%s` in it stands for
+ * the URL, else the URL is appended), its first entry when it lists several with `:` as
+ * xdg-open allows. The URL is passed as "$1", never pasted into the shell's text.
+ */
+export function openBrowser(url: string, browser?: string): boolean {
+  const first = browser
+    ?.split(":")
+    .map((c) => c.trim())
+    .find(Boolean);
+  const [command, args] = first
+    ? [
+        "/bin/sh",
+        ["-c", first.includes("%s") ? first.replaceAll("%s", '"$1"') : `${first} "$1"`, "sh", url],
+      ]
+    : [
+        process.platform === "darwin"
+          ? "open"
+          : process.platform === "win32"
+            ? "explorer"
+            : "xdg-open",
+        [url],
+      ];
   try {
-    const child = spawn(command, [url], { stdio: "ignore", detached: true });
+    const child = spawn(command, args, { stdio: "ignore", detached: true });
     child.on("error", () => {});
     child.unref();
     return child.pid !== undefined;

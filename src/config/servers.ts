@@ -258,8 +258,23 @@ function upstreamSpec(
       }
       const headers = expandMap(entry.headers, "headers");
       found.secrets.push(...Object.values(headers).flatMap(headerSecrets), ...urlSecrets(url));
+      const oauth = entry.oauth && {
+        ...entry.oauth,
+        ...(entry.oauth.clientId !== undefined && {
+          clientId: expand(entry.oauth.clientId, "oauth.clientId"),
+        }),
+        ...(entry.oauth.clientSecret !== undefined && {
+          clientSecret: expand(entry.oauth.clientSecret, "oauth.clientSecret"),
+        }),
+      };
+      if (oauth?.clientSecret) found.secrets.push(oauth.clientSecret);
       // "streamable-http" is what Cursor and others write for Claude Code's "http".
-      return { transport: entry.type === "sse" ? "sse" : "http", url: url.href, headers };
+      return {
+        transport: entry.type === "sse" ? "sse" : "http",
+        url: url.href,
+        headers,
+        ...(oauth && { oauth }),
+      };
     }
     default:
       return entry satisfies never;

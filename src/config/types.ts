@@ -13,7 +13,22 @@ export type UpstreamSpec =
       /** Pass the proxy's whole environment to the child instead of the safe default. */
       inheritEnv: boolean;
     }
-  | { transport: "http" | "sse"; url: string; headers: Record<string, string> };
+  | {
+      transport: "http" | "sse";
+      url: string;
+      headers: Record<string, string>;
+      /** How `mcpx login` identifies itself to the authorization server (`${VAR}` expanded). */
+      oauth?: OAuthClientConfig;
+    };
+
+/** A remote server's `oauth`: the client identity `mcpx login` uses. */
+export interface OAuthClientConfig {
+  clientId?: string;
+  clientSecret?: string;
+  scopes?: string[];
+  clientMetadataUrl?: string;
+  callbackPort?: number;
+}
 
 export type SessionPolicy = "client" | "isolated" | "shared" | "caller";
 

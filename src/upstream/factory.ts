@@ -27,6 +27,7 @@ import {
 } from "./transport.js";
 import type { ClientFactory, SessionDeclares, UpstreamSession } from "./types.js";
 import { storedTokens } from "./oauth/bearer.js";
+import { withStepUp } from "./oauth/step-up.js";
 import type { TokenStore } from "./oauth/store.js";
 
 export interface ClientFactoryOptions {
@@ -121,6 +122,16 @@ export function createClientFactory(
           ...(fetchImpl && { fetchImpl }),
         })
       : undefined;
+  // A 403 insufficient_scope: needs sign-in with the wider scope (oauth/step-up.ts).
+  const stepUp = <T extends Transport>(transport: T, url: string): T =>
+    bearer && oauth
+      ? withStepUp(transport, {
+          resource: url,
+          store: oauth.store,
+          command: oauth.command,
+          logger: log,
+        })
+      : transport;
   // An entry with its own credentials (a header, user:pass in the URL) is not signed in by mcpx.
   const ownCredentials =
     spec.transport === "stdio" ||
@@ -143,7 +154,7 @@ export function createClientFactory(
     signal: AbortSignal | undefined,
     declares: SessionDeclares | undefined,
   ) =>
-    openSession(createRemoteTransport(remote, "sse", fetchImpl, bearer), {
+    openSession(stepUp(createRemoteTransport(remote, "sse", fetchImpl, bearer), remote.url), {
       timeoutMs,
       relay,
       prior: LEGACY,
@@ -216,13 +227,16 @@ export function createClientFactory(
       ) => {
         if (useSse) return openSse(spec, signal, declares);
         try {
-          return await openSession(createRemoteTransport(spec, "http", fetchImpl, bearer), {
-            timeoutMs,
-            relay,
-            ...(signal && { signal }),
-            ...(verdict && { prior: verdict }),
-            ...declares,
-          });
+          return await openSession(
+            stepUp(createRemoteTransport(spec, "http", fetchImpl, bearer), spec.url),
+            {
+              timeoutMs,
+              relay,
+              ...(signal && { signal }),
+              ...(verdict && { prior: verdict }),
+              ...declares,
+            },
+          );
         } catch (err) {
           // The SDK's documented fallback: a 4xx to the streamable POST means "try SSE".
           if (!(err instanceof SdkHttpError) || !isClientError(err.status)) throw err;

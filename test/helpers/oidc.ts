@@ -5,12 +5,14 @@
  * resource, refresh tokens rotated on every use, `iss` in the authorization response (RFC 9207),
  * short lifetimes on request. Its interaction signs the user in and consents at once, so a
  * browser (or `authorize()` below, plain fetch with cookies) goes from the authorization URL to
- * the redirect URI without a form.
+ * the redirect URI without a form; with `interactive`, it shows a real login form (account and
+ * password) and a consent page instead, for a browser driven by a test. Consent grants the
+ * resource scopes the client asked for (of those it knows), so a wider scope needs a new sign-in.
  *
  *   const as = await startAuthServer({ accessTokenTtl: 2 });
  *   ... as.issuer, as.refreshes(), await as.revokeAll(), await as.close()
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider, { type Configuration, type KoaContextWithOIDC } from "oidc-provider";
@@ -24,6 +26,17 @@ export interface AuthServerOptions {
   account?: string;
   /** Scopes a resource grants (default ["mcp:tools"]). */
   scopes?: string[];
+  /** Show a login form and a consent page instead of consenting at once. */
+  interactive?: { password: string };
+  /** Dynamic client registration open (default true). */
+  registration?: boolean;
+  /** Pre-registered clients (oidc-provider client metadata, snake_case). */
+  clients?: Record<string, unknown>[];
+  /**
+   * Client ID Metadata Documents by their https URL: turns the feature on (the metadata says
+   * `client_id_metadata_document_supported`); the provider "fetches" them from this map.
+   */
+  metadataDocuments?: Record<string, Record<string, unknown>>;
 }
 
 export interface AuthServer {
@@ -47,6 +60,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const account = options.account ?? "user-1";
+  const documents = options.metadataDocuments;
   const scopes = options.scopes ?? ["mcp:tools"];
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), alg: "RS256", use: "sig", kid: "test-key" };
@@ -55,13 +69,27 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
 
   const configuration: Configuration = {
     jwks: { keys: [jwk] },
-    clients: [],
+    clients: options.clients ?? [],
+    ...(documents && {
+      // The documents' https URLs are answered here: no network, no TLS in tests.
+      fetch: (url: URL | string, init?: RequestInit) => {
+        const doc = documents[String(url)];
+        return doc
+          ? Promise.resolve(
+              new Response(JSON.stringify(doc), {
+                headers: { "content-type": "application/json" },
+              }),
+            )
+          : fetch(url, init);
+      },
+    }),
     scopes: ["openid", "offline_access", ...scopes],
     claims: { openid: ["sub"] },
     findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: { enabled: options.registration ?? true },
+      clientIdMetadataDocument: { enabled: documents !== undefined, ack: "draft-02" },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -112,11 +140,29 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       callback(req, res);
       return;
     }
-    // Sign in and consent at once: the user in tests always says yes.
+    // Sign in and consent: at once, or through the forms of `interactive`.
     void (async () => {
       const details = await provider.interactionDetails(req, res);
+      const uid = m[1]!;
+      const action = /^\/interaction\/[^/?]+\/(login|confirm)/.exec(req.url ?? "")?.[1];
+      const form = options.interactive;
       if (details.prompt.name === "login") {
+        if (form && action !== "login") {
+          page(res, loginPage(uid, details.params.client_id));
+          return;
+        }
+        if (form) {
+          const body = new URLSearchParams(await readBody(req));
+          if (body.get("login") !== account || body.get("password") !== form.password) {
+            page(res, loginPage(uid, details.params.client_id, "Wrong account or password."));
+            return;
+          }
+        }
         await provider.interactionFinished(req, res, { login: { accountId: account } });
+        return;
+      }
+      if (form && action !== "confirm") {
+        page(res, consentPage(uid, details.params));
         return;
       }
       const clientId = String(details.params.client_id);
@@ -126,9 +172,11 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
         : new provider.Grant({ accountId: account, clientId });
       const scope = typeof details.params.scope === "string" ? details.params.scope : "";
       grant.addOIDCScope(scope);
+      // The resource scopes asked for, of those it knows (none asked: all of them).
+      const asked = scope.split(" ").filter((s) => scopes.includes(s));
       const resource = details.params.resource;
       for (const r of Array.isArray(resource) ? resource : resource ? [resource] : [])
-        grant.addResourceScope(String(r), scopes.join(" "));
+        grant.addResourceScope(String(r), (asked.length ? asked : scopes).join(" "));
       const grantId = await grant.save();
       await provider.interactionFinished(
         req,
@@ -168,6 +216,38 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
         http.close(() => resolve());
       }),
   };
+}
+
+function page(res: ServerResponse, html: string): void {
+  res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+  res.end(
+    `<!doctype html><html><head><title>Test sign-in</title></head><body>${html}</body></html>`,
+  );
+}
+
+const escape = (v: unknown) => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function loginPage(uid: string, clientId: unknown, error?: string): string {
+  return `<h1>Sign in</h1>${error ? `<p id="error">${escape(error)}</p>` : ""}
+<p>to continue to <b>${escape(clientId)}</b></p>
+<form method="post" action="/interaction/${escape(uid)}/login">
+<label>Account <input name="login" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit" id="sign-in">Sign in</button></form>`;
+}
+
+function consentPage(uid: string, params: Record<string, unknown>): string {
+  return `<h1>Allow access?</h1>
+<p><b>${escape(params.client_id)}</b> asks for <code id="scope">${escape(params.scope ?? "")}</code>
+on <code>${escape(params.resource ?? "")}</code>.</p>
+<form method="post" action="/interaction/${escape(uid)}/confirm">
+<button type="submit" id="allow">Allow</button></form>`;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let body = "";
+  for await (const chunk of req) body += String(chunk);
+  return body;
 }
 
 /**

@@ -28,14 +28,21 @@ import {
 
 let as: AuthServer;
 let fixture: { url: string; base: string; child: ChildProcess };
+/** The same server, but every request needs mcp:admin (a 403 insufficient_scope at connect). */
+let strict: { url: string; base: string; child: ChildProcess };
 
 beforeAll(async () => {
-  as = await startAuthServer();
+  as = await startAuthServer({ scopes: ["mcp:tools", "mcp:admin"] });
   fixture = await startHttpFixture({ ISSUER: as.issuer }, "oauth-protected.mjs");
+  strict = await startHttpFixture(
+    { ISSUER: as.issuer, REQUIRE: "mcp:admin" },
+    "oauth-protected.mjs",
+  );
 });
 
 afterAll(async () => {
   if (fixture) await stop(fixture.child);
+  if (strict) await stop(strict.child);
   await as?.close();
 });
 
@@ -48,13 +55,13 @@ interface Home {
   env: Record<string, string>;
 }
 
-function newHome(health: Record<string, number> = {}): Home {
+function newHome(health: Record<string, number> = {}, url = fixture.url): Home {
   const dir = tempDir("mcpx-oauth-");
   const state = path.join(dir, "state");
   mkdirSync(state);
   const config = writeConfig(
     {
-      mcpServers: { remote: { type: "http", url: fixture.url } },
+      mcpServers: { remote: { type: "http", url } },
       health: { retryInitial: 100, retryMax: 300, interval: 300, failureThreshold: 1, ...health },
     },
     dir,
@@ -70,7 +77,8 @@ function tokenFile(home: Home): string {
 }
 
 interface Stored {
-  tokens?: { access_token: string; refresh_token?: string; expiresAt?: number };
+  tokens?: { access_token: string; refresh_token?: string; expiresAt?: number; scope?: string };
+  wantedScope?: string;
   client: { client_id: string; client_secret?: string };
 }
 const readStored = (home: Home) => JSON.parse(readFileSync(tokenFile(home), "utf8")) as Stored;
@@ -84,8 +92,10 @@ async function login(
   deliver: (redirect: string, child: ChildProcess) => Promise<void> = async (redirect) => {
     await fetch(redirect);
   },
-): Promise<{ code: number | null; stderr: string; redirect: string }> {
-  const child = spawn(process.execPath, [MCPX, "login", home.config, "remote", "--no-browser"], {
+  extra: string[] = [],
+): Promise<{ code: number | null; stderr: string; redirect: string; url: string }> {
+  const args = [MCPX, "login", home.config, "remote", "--no-browser", ...extra];
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? "", ...home.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -94,9 +104,10 @@ async function login(
   child.stdout.resume();
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   let redirect = "";
+  let url = "";
   try {
     await eventually(() => /^\s+(http\S+)$/m.test(stderr), 15_000, "the sign-in URL");
-    const url = /^\s+(http\S+)$/m.exec(stderr)![1]!;
+    url = /^\s+(http\S+)$/m.exec(stderr)![1]!;
     const redirectUri = new URL(url).searchParams.get("redirect_uri")!;
     redirect = await authorize(url, redirectUri);
     await deliver(redirect, child);
@@ -106,7 +117,7 @@ async function login(
   }
   const code = await exited;
   outputs.push(stderr);
-  return { code, stderr, redirect };
+  return { code, stderr, redirect, url };
 }
 
 async function describeRemote(running: Running): Promise<string> {
@@ -338,7 +349,7 @@ describe("mcpx and an OAuth-protected upstream", () => {
     );
     outputs.push(validated);
     expect(validateCode, validated).toBe(0);
-    expect(validated).toContain("remote: 2 tools: whoami, echo");
+    expect(validated).toContain("remote: 3 tools: whoami, echo, admin");
     const secrets = [
       stored.tokens?.access_token,
       stored.tokens?.refresh_token,
@@ -350,6 +361,74 @@ describe("mcpx and an OAuth-protected upstream", () => {
     expect(all.length).toBeGreaterThan(0);
     for (const line of all.split("\n")) {
       for (const secret of secrets) expect(line).not.toContain(secret);
+    }
+  });
+
+  it("step-up: a tool answered 403 insufficient_scope says to sign in with the wider scope; mcpx login asks for the union", async () => {
+    const home = newHome();
+    const first = await login(home);
+    expect(first.code, first.stderr).toBe(0);
+    expect(new URL(first.url).searchParams.get("scope")).not.toContain("mcp:admin");
+    const running = await startStdio(home.config, ["--log-level", "debug"], { env: home.env });
+    try {
+      const denied = await running.client.callTool({
+        name: "call",
+        arguments: { tool: "remote.admin", arguments: {} },
+      });
+      expect(denied.isError).toBe(true);
+      const command = `mcpx login ${home.config} remote --scope 'mcp:tools mcp:admin'`;
+      expect(text(denied)).toContain(
+        "needs sign-in (the server asks for more scope: mcp:tools mcp:admin)",
+      );
+      expect(text(denied)).toContain(command);
+      // The server's other tools keep working with the narrower token.
+      const whoami = await running.client.callTool({
+        name: "call",
+        arguments: { tool: "remote.whoami", arguments: {} },
+      });
+      expect(whoami.isError, text(whoami)).toBeFalsy();
+      // The wider scope is remembered: a plain mcpx login asks for the union.
+      expect(readStored(home).wantedScope).toBe("mcp:tools mcp:admin");
+      const again = await login(home);
+      expect(again.code, again.stderr).toBe(0);
+      const asked = new URL(again.url).searchParams.get("scope")!.split(" ");
+      expect(asked).toEqual(expect.arrayContaining(["mcp:tools", "mcp:admin"]));
+      const stored = readStored(home);
+      expect(stored.tokens?.scope?.split(" ")).toEqual(
+        expect.arrayContaining(["mcp:tools", "mcp:admin"]),
+      );
+      expect(stored.wantedScope).toBeUndefined();
+      // The running mcpx reads the new token before its next request.
+      const allowed = await running.client.callTool({
+        name: "call",
+        arguments: { tool: "remote.admin", arguments: {} },
+      });
+      expect(allowed.isError, text(allowed)).toBeFalsy();
+      expect(text(allowed)).toContain("admin ok");
+    } finally {
+      await running.close();
+      outputs.push(running.stderr());
+    }
+  });
+
+  it("step-up at connect: a server refusing every request 403 insufficient_scope is needs sign-in with the scope, until mcpx login --scope", async () => {
+    const home = newHome({ retryInitial: 3_600_000, retryMax: 3_600_000 }, strict.url);
+    expect((await login(home)).code).toBe(0);
+    const running = await startStdio(home.config, ["--log-level", "debug"], { env: home.env });
+    try {
+      const command = `mcpx login ${home.config} remote --scope 'mcp:tools mcp:admin'`;
+      await eventually(async () => (await describeRemote(running)).includes(command), 15_000);
+      expect(await describeRemote(running)).toContain(`needs sign-in: run ${command}`);
+      const { code, url } = await login(home, undefined, ["--scope", "mcp:admin"]);
+      expect(code).toBe(0);
+      expect(new URL(url).searchParams.get("scope")!.split(" ")).toEqual(
+        expect.arrayContaining(["mcp:tools", "mcp:admin"]),
+      );
+      // The sign-in's own signal reconnects it: its tools arrive.
+      await eventually(async () => (await describeRemote(running)).includes("whoami"), 15_000);
+    } finally {
+      await running.close();
+      outputs.push(running.stderr());
     }
   });
 

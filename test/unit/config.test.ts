@@ -456,19 +456,15 @@ describe("parseConfig: server entries", () => {
         s: {
           command: "x",
           alwaysLoad: true,
-          oauth: { clientId: "abc" },
           headersHelper: "./helper.sh",
           autoApprove: ["read"],
         },
       },
     });
     expect(config.servers).toHaveLength(1);
-    expect(config.warnings).toHaveLength(4);
+    expect(config.warnings).toHaveLength(3);
     expect(config.warnings).toContain(
       "mcpServers.s.alwaysLoad: Claude Code's key, not supported by mcpx; ignored.",
-    );
-    expect(config.warnings).toContain(
-      "mcpServers.s.oauth: Claude Code's key, not supported by mcpx; ignored.",
     );
     expect(config.warnings).toContain(
       "mcpServers.s.headersHelper: Claude Code's key, not supported by mcpx; ignored.",

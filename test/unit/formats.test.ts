@@ -149,19 +149,15 @@ describe("detecting the format", () => {
 });
 
 describe("Claude Code", () => {
-  it(".mcp.json: ${VAR} and ${VAR:-default} as mcpx has them; oauth stays with Claude Code", () => {
+  it(".mcp.json: ${VAR} and ${VAR:-default} as mcpx has them; a pre-registered oauth client moves", () => {
     const { c, servers } = converted("claude-code.mcp.json");
     expect(servers.echo!.env).toEqual({
       API_TOKEN: "${MCPX_FIXTURE_TOKEN}",
       MODE: "${MCPX_FIXTURE_MODE:-plain}",
     });
     expect(c.scope).toBe("project");
-    expect(c.report.unsupported).toEqual([
-      {
-        name: "remote",
-        why: "oauth: a pre-registered OAuth client; mcpx signs in with dynamic registration only (mcpx login)",
-      },
-    ]);
+    expect(c.report.unsupported).toEqual([]);
+    expect(servers.remote!.oauth).toEqual({ clientId: "mcpx-test" });
     expect(c.report.dropped).toEqual([
       { name: "memory", key: "alwaysLoad", why: "mcpx always lists every tool in its catalog" },
     ]);

@@ -14,16 +14,16 @@ import { isRecord } from "../../json.js";
 /** Claude Code's keys that mcpx does not have. */
 const CLAUDE_RULES: Readonly<Record<string, KeyRule>> = {
   alwaysLoad: { kind: "drop", why: "mcpx always lists every tool in its catalog" },
-  // Without it, a remote entry moves and `mcpx login` signs in (discovery, DCR).
-  oauth: {
-    kind: "unsupported",
-    why: "a pre-registered OAuth client; mcpx signs in with dynamic registration only (mcpx login)",
-  },
+  // A pre-registered client (`clientId`, `callbackPort`) moves with the entry: `mcpx login` uses it.
+  oauth: { kind: "custom" },
   headersHelper: {
     kind: "unsupported",
     why: "mcpx does not run a command to make headers; put them in headers with ${VAR}",
   },
 };
+
+/** Claude Code's `oauth` keys, the same in mcpx's own `oauth`. */
+const OAUTH_KEYS = ["clientId", "callbackPort"];
 
 /** Transports Claude Code knows that mcpx does not. */
 const UNSUPPORTED_TYPES: Readonly<Record<string, string>> = {
@@ -43,6 +43,12 @@ function convertEntries(
     if (!isRecord(raw)) return notAnObject(name, at, raw);
     const b = new EntryBuilder(name, at, syntax, ctx, base);
     b.apply(raw, CLAUDE_RULES);
+    if (raw.oauth !== undefined) {
+      const oauth = raw.oauth;
+      const known = isRecord(oauth) && Object.keys(oauth).every((k) => OAUTH_KEYS.includes(k));
+      if (known) b.set("oauth", b.translate(oauth, "oauth"));
+      else b.refuse("oauth: keys mcpx does not know (it reads clientId and callbackPort)");
+    }
     const type = raw.type;
     if (typeof type === "string" && UNSUPPORTED_TYPES[type]) {
       b.refuse(`type "${type}": ${UNSUPPORTED_TYPES[type]}`);

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import {
   auth,
+  RegistrationRejectedError,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
@@ -17,6 +18,7 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import getPort from "get-port";
+import type { OAuthClientConfig } from "../../config/types.js";
 import type { Logger } from "../../logger.js";
 import { VERSION } from "../../version.js";
 import { recordSecrets, type SignInRecord, type TokenStore } from "./store.js";
@@ -34,6 +36,13 @@ export interface SignInOptions {
   scope?: string;
   /** Bound on the whole sign-in (default 5 minutes). */
   timeoutMs?: number;
+  /**
+   * The entry's `oauth`: a configured client id (and secret) is used as it is; else a client ID
+   * metadata document URL where the authorization server supports them; else DCR.
+   */
+  client?: OAuthClientConfig;
+  /** Where the entry's `oauth` goes, for messages (`mcpServers.<name>.oauth`). */
+  configKey?: string;
 }
 
 export interface SignInResult {
@@ -66,9 +75,11 @@ function parseRedirect(raw: string, state: string): { code: string; iss?: string
   return { code, ...(iss !== null && { iss }) };
 }
 
-/** The loopback listener the browser is sent back to (RFC 8252 §7.3). */
-async function listen(): Promise<{ server: Server; redirectUrl: string; hit: Promise<string> }> {
-  const port = await getPort({ host: "127.0.0.1" });
+/** The loopback listener the browser is sent back to (RFC 8252 §7.3): `fixed` or a free port. */
+async function listen(
+  fixed?: number,
+): Promise<{ server: Server; redirectUrl: string; hit: Promise<string> }> {
+  const port = fixed ?? (await getPort({ host: "127.0.0.1" }));
   const server = createServer();
   const redirectUrl = `http://127.0.0.1:${port}/callback`;
   const hit = new Promise<string>((resolve) => {
@@ -92,11 +103,22 @@ async function listen(): Promise<{ server: Server; redirectUrl: string; hit: Pro
 
 export async function signIn(options: SignInOptions): Promise<SignInResult> {
   const { resource, store, logger } = options;
-  const { server, redirectUrl, hit } = await listen();
+  const configured = options.client;
+  const { server, redirectUrl, hit } = await listen(configured?.callbackPort);
   const state = randomBytes(16).toString("base64url");
   let verifier = "";
   let discovery: OAuthDiscoveryState | undefined;
-  let client: StoredOAuthClientInformation | undefined;
+  // Client identity, in this order: the configured client id, a client ID metadata document
+  // (the SDK uses `clientMetadataUrl` when the server advertises support), DCR.
+  let client: StoredOAuthClientInformation | undefined = configured?.clientId
+    ? {
+        client_id: configured.clientId,
+        redirect_uris: [redirectUrl],
+        ...(configured.clientSecret
+          ? { client_secret: configured.clientSecret }
+          : { token_endpoint_auth_method: "none" }),
+      }
+    : undefined;
   let tokens: StoredOAuthTokens | undefined;
   let issuer: string | undefined;
   const metadata: OAuthClientMetadata = {
@@ -111,6 +133,8 @@ export async function signIn(options: SignInOptions): Promise<SignInResult> {
   const provider: OAuthClientProvider = {
     redirectUrl,
     clientMetadata: metadata,
+    ...(!configured?.clientId &&
+      configured?.clientMetadataUrl && { clientMetadataUrl: configured.clientMetadataUrl }),
     state: () => state,
     // A new registration per sign-in: the loopback port differs each time.
     clientInformation: () => client,
@@ -144,9 +168,23 @@ export async function signIn(options: SignInOptions): Promise<SignInResult> {
       timeoutMs,
     );
   });
+  const key = options.configKey ?? "oauth";
+  /** A server that registers no clients: say which config keys to set. */
+  const noRegistration = (err: unknown): never => {
+    const refused = err instanceof RegistrationRejectedError;
+    const missing = err instanceof Error && /dynamic client registration/i.test(err.message);
+    if (!refused && !missing) throw err;
+    const issuer = discovery?.authorizationServerMetadata?.issuer ?? "the authorization server";
+    throw new Error(
+      `${issuer} ${refused ? "refused mcpx's dynamic client registration" : "does not offer dynamic client registration"}: register mcpx there as a client with the redirect URI http://127.0.0.1/callback (any port; or a fixed one in "${key}.callbackPort"), then set "${key}.clientId" (and "${key}.clientSecret": "\${VAR}" if it gave a secret) in the config`,
+      { cause: err },
+    );
+  };
   try {
     const first = await Promise.race([
-      auth(provider, { serverUrl: resource, ...(options.scope && { scope: options.scope }) }),
+      auth(provider, { serverUrl: resource, ...(options.scope && { scope: options.scope }) }).catch(
+        noRegistration,
+      ),
       timeout,
     ]);
     if (first === "AUTHORIZED" && !tokens) throw new Error("the server asked for no sign-in");

@@ -30,6 +30,11 @@ export interface SignInRecord {
     /** ms since epoch when the access token expires (absent: unknown). */
     expiresAt?: number;
   };
+  /**
+   * Scope an upstream asked for with `403 insufficient_scope` (step-up), united with the granted
+   * one: what the next `mcpx login` asks for.
+   */
+  wantedScope?: string;
   /** ms since epoch of the last write. */
   savedAt: number;
 }
