@@ -20,8 +20,8 @@ function target(name) {
 
 /*
  * The layers of src/, top to bottom: index → commands → cli → proxy → telemetry → dashboard → server →
- * executor | health → economy → compression → registry → upstream → config → leaves; auth (bearer
- * tokens, Host and Origin checks) sits on config for the server, the dashboard and serve; the
+ * executor | health → economy → compression → registry → upstream → shared → config → leaves;
+ * auth (bearer tokens, Host and Origin checks) sits on config for the server, the dashboard and serve; the
  * sandbox is a leaf of its own (its block below). Each layer lists what it may not import:
  * everything above it, and siblings it does not need. Import cycles, type-only ones included, are
  * dependency-cruiser's (.dependency-cruiser.json, run by `npm run lint`).
@@ -79,13 +79,16 @@ const LAYERS = [
   { files: ["src/auth/**/*.ts"], forbid: ABOVE_CONFIG.filter((n) => n !== "auth") },
   // The --daemon shim and what the daemon's socket shares with it: Node built-ins and leaves only
   // (the shim must load no SDK, proxy or config code: test/integration/daemon.test.ts).
-  { files: ["src/daemon/**/*.ts"], forbid: [...ABOVE_CONFIG, "config", "logfile.js"] },
-  { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: ABOVE_CONFIG },
+  { files: ["src/daemon/**/*.ts"], forbid: [...ABOVE_CONFIG, "config", "logfile.js", "shared"] },
+  // State the replicas share (issue 31): in this process, or Redis (ioredis, loaded lazily).
+  // Used by upstream and everything above; it reads only leaves.
+  { files: ["src/shared/**/*.ts"], forbid: [...ABOVE_CONFIG, "config", "logfile.js"] },
+  { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: [...ABOVE_CONFIG, "shared"] },
   {
     files: [
       "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry,traceparent,state-dir}.ts",
     ],
-    forbid: [...ABOVE_CONFIG, "config", "logfile.js"],
+    forbid: [...ABOVE_CONFIG, "config", "logfile.js", "shared"],
   },
 ];
 

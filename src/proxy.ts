@@ -24,6 +24,7 @@ import type { ServerConfig } from "./config/load.js";
 import type { ProxyContext } from "./server/context.js";
 import { PendingCalls } from "./server/pending.js";
 import { sessionKey } from "./server/session-token.js";
+import { openShared } from "./shared/index.js";
 
 export interface ProxyOptions {
   logger: Logger;
@@ -102,8 +103,16 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // `select` runs here, within its time and memory budget: threads start at the first select.
   const selector = new Selector();
+  // Result handles (and what else replicas share): this process, or Redis with `redis`.
+  const shared = openShared({
+    ...(config.redis !== undefined && { redis: config.redis }),
+    deployment: sessionKey(config),
+    logger,
+    ...(clock && { now: () => clock.now() }),
+  });
   const executor = new Executor(registry, {
     logger,
+    shared,
     compression: config.compression.results,
     sandbox,
     selector,
@@ -113,7 +122,16 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
   const views = new CatalogViews(registry, config, { onClash: (message) => logger.warn(message) });
   const pending = new PendingCalls({ key: sessionKey(config), logger });
-  const context: ProxyContext = { config, logger, registry, executor, schemas, views, pending };
+  const context: ProxyContext = {
+    config,
+    logger,
+    registry,
+    executor,
+    schemas,
+    views,
+    pending,
+    shared,
+  };
   let closing: Promise<void> | undefined;
   let stopSignIns: (() => void) | undefined;
   return {
@@ -142,6 +160,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         "shutdownGraceMs",
         "discoveryTimeoutMs",
         "sessionSecret",
+        "redis",
         "tracing",
       ] as const) {
         if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
@@ -171,7 +190,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // until they are closed.
       closing ??= Promise.all([sandbox.close(), selector.close()])
         .catch((err: unknown) => logger.warn(`sandbox did not close: ${errorMessage(err)}`))
-        .then(() => registry.close())
+        .then(() => Promise.all([registry.close(), shared.close()]))
+        .then(() => undefined)
         .finally(() => tracker.close());
       return closing;
     },

@@ -144,6 +144,7 @@ export function parseConfig(
     );
   }
   const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
+  const redis = parseRedis(settings?.redis, env, found);
 
   if (!settings || found.problems.length > 0) {
     throw new ConfigError(file, found.problems, found.secrets);
@@ -169,6 +170,7 @@ export function parseConfig(
     ...(untrusted && { trust: "untrusted" as const }),
     ...(options.format && { format: options.format }),
     ...(sessionSecret !== undefined && { sessionSecret }),
+    ...(redis !== undefined && { redis }),
     ...(settings.tracing?.otlp !== undefined && { tracing: { otlp: settings.tracing.otlp } }),
     ...(settings.catalogCache === false && { catalogCache: false as const }),
     ...(typeof settings.catalogCache === "string" && {
@@ -206,6 +208,42 @@ function parseSessionSecret(raw: string | undefined, env: Env, found: Findings) 
   }
   found.secrets.push(secret);
   return secret;
+}
+
+/**
+ * `redis`, expanded: a redis:// or rediss:// URL. Its password (and so the whole URL) is a
+ * secret: problems name the key, never the value.
+ */
+function parseRedis(raw: string | undefined, env: Env, found: Findings): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: string;
+  try {
+    url = expandVars(raw, env);
+  } catch (err) {
+    if (!(err instanceof MissingVariableError)) throw err;
+    found.problems.push(
+      `redis: environment variable ${err.variable} is not set. Set it, or remove "redis" to keep state in this process.`,
+    );
+    return undefined;
+  }
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (
+    !parsed ||
+    (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") ||
+    !parsed.hostname
+  ) {
+    found.problems.push(
+      'redis: not a Redis URL. Write "redis://host:6379/0", or "rediss://…" for TLS (a password as "redis://:${REDIS_PASSWORD}@host:6379/0").',
+    );
+    return undefined;
+  }
+  if (!/^\/?\d*$/.test(parsed.pathname)) {
+    found.problems.push('redis: the path must be a database number, e.g. "redis://host:6379/0".');
+    return undefined;
+  }
+  if (parsed.password)
+    found.secrets.push(url, parsed.password, decodeURIComponent(parsed.password));
+  return url;
 }
 
 /** The top-level settings with their defaults. */

@@ -427,6 +427,13 @@ export const settingsSchema = z.strictObject({
     .describe(
       "Key signing 2025-era HTTP session ids (`${VAR}` allowed, ≥ 16 characters, a secret); set the same one on every replica (default: derived from the config's content).",
     ),
+  /** Redis (or Valkey) the replicas share state through (issue 31); absent: this process only. */
+  redis: z
+    .string()
+    .optional()
+    .describe(
+      "`redis://host:port/db` or `rediss://…` (TLS) of a Redis or Valkey every replica shares: result handles readable on any replica. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.",
+    ),
   profiles: z
     .unknown()
     .optional()

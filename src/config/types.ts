@@ -215,6 +215,8 @@ export interface Config {
    * derived from the config's content.
    */
   sessionSecret?: string;
+  /** Redis URL (expanded; a secret when it holds a password): shared state of every replica. */
+  redis?: string;
 }
 
 export const DEFAULTS = {

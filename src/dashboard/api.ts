@@ -70,12 +70,17 @@ export class DashboardApi {
 
   /** `/api/status`: mcpx, the viewer, every visible server, callers and profiles. */
   status(viewer: Viewer) {
-    const report = healthReport(this.ctx.registry);
+    const shared = this.ctx.shared?.status();
+    const report = healthReport(this.ctx.registry, shared);
     const servers = this.viewOf(viewer)
       .servers()
       .map((s) => this.summary(s, report.servers[s.name]));
     return {
-      mcpx: { version: VERSION, startedAt: this.state.startedAt },
+      mcpx: {
+        version: VERSION,
+        startedAt: this.state.startedAt,
+        ...(shared?.store === "redis" && { shared }),
+      },
       viewer: {
         caller: viewer.caller ?? null,
         profile: viewer.caller === undefined ? null : this.profileOf(viewer).name,

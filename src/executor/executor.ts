@@ -35,6 +35,7 @@ import {
   type ScriptOptions,
 } from "./script.js";
 import { ArgumentValidator } from "./validate.js";
+import type { SharedState } from "../shared/types.js";
 
 export interface ExecutorOptions {
   logger: Logger;
@@ -43,6 +44,8 @@ export interface ExecutorOptions {
   resultStore?: Partial<ResultStoreLimits>;
   /** The clock result ages are measured on (tests inject one). */
   now?: () => number;
+  /** Where cut results are kept: this process (default) or Redis (src/shared/, issue 31). */
+  shared?: SharedState;
   /** Code mode's sandbox; without one, `script()` answers that code mode is off. */
   sandbox?: Sandbox;
   /** Evaluates `select` off the main thread (default: one of the executor's own). */
@@ -92,7 +95,7 @@ export class Executor {
     this.tasks = new CallTasks(options.clock, options.tasks);
     this.mcpTasks = new McpTasks(options.clock);
     this.shaper = new ResultShaper(
-      new ResultStore(options.resultStore, options.now),
+      new ResultStore(options.resultStore, options.now, options.shared),
       options.compression,
       options.selector,
     );
@@ -204,7 +207,7 @@ export class Executor {
     offset: number,
     limit: number | undefined,
     ctx: CallContext = {},
-  ): ToolResult {
+  ): Promise<ToolResult> {
     return this.shaper.page(uri, offset, limit, ctx.caller ?? "default");
   }
 

@@ -1,11 +1,12 @@
 /**
- * Results kept for paging (`mcpx://results/<id>`): in this process only, per caller, bounded by
- * count, total size and age. A handle is readable only by the caller whose call made it; to any
+ * Results kept for paging (`mcpx://results/<id>`): per caller, bounded by count, total size and
+ * age, in this process or in Redis (src/shared/: every replica reads them). A handle is readable only by the caller whose call made it; to any
  * other caller it does not exist.
  */
 import { randomBytes } from "node:crypto";
-import { LRUCache } from "lru-cache";
 import type { Pageable } from "../compression/budget.js";
+import { MemoryShared } from "../shared/memory.js";
+import type { Gone, KeptStore, SharedState } from "../shared/types.js";
 
 /** The store's limits; the defaults are documented in docs/meta-tools.md ("Results: budget, paging, select"). */
 export interface ResultStoreLimits {
@@ -39,11 +40,7 @@ export interface StoredPart {
   label: string;
 }
 
-/** Why a handle of this caller can no longer be read. */
-export type Gone = "expired" | "evicted";
-
-/** Forgotten handles remembered (per store) so their owner hears why, not just "not found". */
-const MAX_GONE = 1000;
+export type { Gone };
 
 export const RESULT_URI_PREFIX = "mcpx://results/";
 
@@ -83,59 +80,44 @@ function wholeNumber(value: unknown): number | undefined | null {
 }
 
 export class ResultStore {
-  private readonly entries: LRUCache<string, StoredResult>;
-  /** key → why it went; oldest first, bounded by MAX_GONE. */
-  private readonly gone = new Map<string, Gone>();
   readonly limits: ResultStoreLimits;
+  private readonly kept: KeptStore<StoredResult>;
 
-  /** `now` is the clock ages are measured on (tests inject one). */
-  constructor(limits: Partial<ResultStoreLimits> = {}, now: () => number = Date.now) {
+  /**
+   * `shared` holds the results: this process (the default, `now` the clock ages are measured
+   * on, tests inject one) or Redis, where every replica reads them.
+   */
+  constructor(
+    limits: Partial<ResultStoreLimits> = {},
+    now: () => number = Date.now,
+    shared: SharedState = new MemoryShared(now),
+  ) {
     this.limits = { ...DEFAULT_RESULT_STORE, ...limits };
-    this.entries = new LRUCache<string, StoredResult>({
-      max: this.limits.maxResults,
-      maxSize: this.limits.maxChars,
-      ttl: this.limits.maxAgeMs,
-      // Read the clock on every check: no cached time, so an injected clock is exact.
-      ttlResolution: 0,
-      perf: { now },
-      dispose: (_entry, key, reason) => {
-        if (reason === "expire" || reason === "evict")
-          this.forget(key, reason === "expire" ? "expired" : "evicted");
-      },
+    const { maxResults, maxChars, maxAgeMs } = this.limits;
+    this.kept = shared.kept<StoredResult>("results", {
+      maxEntries: maxResults,
+      maxSize: maxChars,
+      maxAgeMs,
     });
   }
 
   /**
-   * Keep `entry` for `caller`; returns its id, or undefined when it is larger than the whole
-   * store may hold.
+   * Keep `entry` for `caller`; resolves to its id, or undefined when it is larger than the whole
+   * store may hold. Rejects with SharedUnavailableError when the store (Redis) is unreachable.
    */
-  put(caller: string, entry: StoredResult): string | undefined {
+  async put(caller: string, entry: StoredResult): Promise<string | undefined> {
     const chars = size(entry);
     if (chars > this.limits.maxChars) return undefined;
     // 72 random bits: unguessable, and short enough to cost a model few tokens.
     const id = randomBytes(9).toString("base64url");
-    this.entries.set(key(caller, id), entry, { size: Math.max(1, chars) });
+    await this.kept.put(caller, id, entry, chars);
     return id;
   }
 
   /** The caller's result, why it is gone, or undefined for one it never had (or another's). */
-  get(caller: string, id: string): StoredResult | { gone: Gone } | undefined {
-    const k = key(caller, id);
-    const entry = this.entries.get(k);
-    if (entry) return entry;
-    const why = this.gone.get(k);
-    return why && { gone: why };
+  get(caller: string, id: string): Promise<StoredResult | { gone: Gone } | undefined> {
+    return this.kept.get(caller, id);
   }
-
-  private forget(k: string, why: Gone): void {
-    this.gone.set(k, why);
-    if (this.gone.size > MAX_GONE) this.gone.delete(this.gone.keys().next().value!);
-  }
-}
-
-function key(caller: string, id: string): string {
-  // A NUL cannot occur in a caller name (cleanCaller refuses control characters) or an id.
-  return `${caller}\u0000${id}`;
 }
 
 /** Characters of the entry's parts: compact JSON of elements, or the text. */

@@ -25,7 +25,14 @@ import { shapeOf } from "../compression/select.js";
 import { Selector } from "../compression/selector.js";
 import { textResult, type ContentBlock, type ToolResult } from "../types.js";
 import { counted, partsOf, repeated, type Part } from "./parts.js";
-import { parseResultUri, resultUri, type ResultStore, type StoredPart } from "./result-store.js";
+import {
+  parseResultUri,
+  resultUri,
+  type ResultStore,
+  type StoredPart,
+  type StoredResult,
+} from "./result-store.js";
+import { SharedUnavailableError } from "../shared/types.js";
 
 /** What shaping one result needs to know about its call. */
 export interface ShapeRequest {
@@ -93,9 +100,22 @@ export class ResultShaper {
   }
 
   /** One page of a kept result, or why there is none. */
-  page(uri: string, offset: number, limit: number | undefined, caller: string): ToolResult {
+  async page(
+    uri: string,
+    offset: number,
+    limit: number | undefined,
+    caller: string,
+  ): Promise<ToolResult> {
     const ref = parseResultUri(uri);
-    const entry = ref && this.store.get(caller, ref.id);
+    let entry: Awaited<ReturnType<ResultStore["get"]>>;
+    try {
+      entry = ref && (await this.store.get(caller, ref.id));
+    } catch (err) {
+      // Redis away: the handle may be fine, only unreadable now; say so, never "No result".
+      if (err instanceof SharedUnavailableError)
+        return textResult(`${uri} cannot be read now: ${err.message}`, true);
+      throw err;
+    }
     if (!ref || !entry) {
       return textResult(
         `No result ${uri}. Handles (mcpx://results/…) come from call results cut to fit the budget, and only their caller can read them.`,
@@ -158,7 +178,7 @@ export class ResultShaper {
       return { result: withNote(result, "select was not applied: this result is not JSON.") };
     const applied = await this.selector.apply(source, expression, req.caller);
     if ("error" in applied) {
-      const uri = this.keep(parts, req);
+      const uri = await this.keep(parts, req);
       const kept = uri
         ? ` The call ran; its whole result is kept: resources({ uri: "${uri}" }) reads it without calling again.`
         : "";
@@ -184,7 +204,7 @@ export class ResultShaper {
   }
 
   /** The result as encoded, when it fits the budget; else the head that fits, with a handle. */
-  private fit(result: ToolResult, req: ShapeRequest): ToolResult {
+  private async fit(result: ToolResult, req: ShapeRequest): Promise<ToolResult> {
     const structured = result.structuredContent;
     const structuredChars = structured === undefined ? 0 : JSON.stringify(structured).length;
     // Far too large to fit whatever the encoding: skip encoding it whole, cut it at once.
@@ -207,7 +227,12 @@ export class ResultShaper {
   }
 
   /** `encoded` holds each part's whole encoding where it was computed (not for huge results). */
-  private cut(result: ToolResult, parts: Part[], encoded: string[], req: ShapeRequest): ToolResult {
+  private async cut(
+    result: ToolResult,
+    parts: Part[],
+    encoded: string[],
+    req: ShapeRequest,
+  ): Promise<ToolResult> {
     const pageBudget = pageTokens(req.budget);
     const countable = counted(parts).length;
     // Room for the notice: a line per part kept for paging.
@@ -233,7 +258,7 @@ export class ResultShaper {
       whole += wholeTokens(text, { ...cut, next }, () => encodeWhole(part, this.encodeMode));
       remaining = 0;
     });
-    const id = this.store.put(req.caller, {
+    const { id, unkept } = await this.tryPut(req, {
       source: req.source,
       parts: kept.map(({ pageable, label }) => ({ pageable, label })),
       budget: req.budget,
@@ -241,7 +266,7 @@ export class ResultShaper {
     const { structuredContent: _dropped, content: _old, ...rest } = result;
     return {
       ...rest,
-      content: [{ type: "text", text: cutNotice(kept, id, req.budget, whole) }, ...content],
+      content: [{ type: "text", text: cutNotice(kept, id, req.budget, whole, unkept) }, ...content],
       _meta: {
         ...result._meta,
         "mcpx/cut": kept.map((k, i) => ({
@@ -270,19 +295,36 @@ export class ResultShaper {
   }
 
   /** Keep every countable part whole for paging (select failed): the handle, if kept. */
-  private keep(parts: Part[], req: ShapeRequest): string | undefined {
+  private async keep(parts: Part[], req: ShapeRequest): Promise<string | undefined> {
     const pageBudget = pageTokens(req.budget);
     const stored = counted(parts).map((p) => {
       const cut = this.cutPart(p, pageBudget, pageBudget);
       return { pageable: cut.pageable, label: labelOf(p.label, cut.pageable) };
     });
     if (stored.length === 0) return undefined;
-    const id = this.store.put(req.caller, {
+    const { id } = await this.tryPut(req, {
       source: req.source,
       parts: stored,
       budget: req.budget,
     });
     return id && resultUri(id, stored.length > 1 ? 1 : undefined);
+  }
+
+  /**
+   * Keep a result for paging: its id, or why it was not kept when the store (Redis) is away —
+   * the answer still carries the head, so the call itself does not fail.
+   */
+  private async tryPut(
+    req: ShapeRequest,
+    entry: StoredResult,
+  ): Promise<{ id?: string; unkept?: string }> {
+    try {
+      const id = await this.store.put(req.caller, entry);
+      return id === undefined ? {} : { id };
+    } catch (err) {
+      if (err instanceof SharedUnavailableError) return { unkept: err.message };
+      throw err;
+    }
   }
 }
 
@@ -344,7 +386,13 @@ function labelOf(partLabel: string, p: Pageable): string {
 }
 
 /** The first block of a cut answer: what is shown, the whole size, and the exact next calls. */
-function cutNotice(kept: Kept[], id: string | undefined, budget: number, whole: number): string {
+function cutNotice(
+  kept: Kept[],
+  id: string | undefined,
+  budget: number,
+  whole: number,
+  unkept?: string,
+): string {
   const lines = kept.map((k, i) => {
     const total = sizeOf(k.pageable);
     const of = k.label === "the result" ? "" : ` of ${k.label}`;
@@ -360,8 +408,10 @@ function cutNotice(kept: Kept[], id: string | undefined, budget: number, whole: 
   });
   const head = `Result cut to fit the ${budget}-token budget (≈${whole} tokens in all):`;
   const rest =
-    id === undefined
-      ? "The rest was not kept: it is larger than the result store holds. Narrow the call with select (JMESPath) or the tool's own filters."
-      : "Or narrow the call with select (JMESPath) or the tool's own filters.";
+    unkept !== undefined
+      ? `The rest was not kept for paging: ${unkept} Narrow the call with select (JMESPath) or the tool's own filters.`
+      : id === undefined
+        ? "The rest was not kept: it is larger than the result store holds. Narrow the call with select (JMESPath) or the tool's own filters."
+        : "Or narrow the call with select (JMESPath) or the tool's own filters.";
   return [head, ...lines, rest].join(kept.length > 1 ? "\n" : " ");
 }

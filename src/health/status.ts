@@ -3,6 +3,7 @@ import type { PoolStats } from "../registry/pool.js";
 import type { ServerStatus } from "../registry/registry.js";
 import type { Registry } from "../registry/registry.js";
 import { findingText } from "../registry/trust.js";
+import type { SharedStatus } from "../shared/types.js";
 
 export interface ServerReport {
   /** "needs sign-in": an OAuth-protected server without a usable sign-in (never "down"). */
@@ -34,9 +35,14 @@ export interface ServerReport {
 }
 
 export interface HealthReport {
-  /** ok: every server ready; degraded: mcpx serves, some servers are not ready. */
+  /**
+   * ok: every server ready (and Redis reachable, with `redis`); degraded: mcpx serves, some
+   * servers are not ready or the shared state is unreachable.
+   */
   status: "ok" | "degraded";
   servers: Record<string, ServerReport>;
+  /** Where shared state lives (issue 31) and whether it is reachable; with `redis` only. */
+  shared?: SharedStatus;
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -45,7 +51,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
  * Status of every server as plain data (for /healthz, and any page that renders status).
  * Error texts come from the registry, which stores them redacted.
  */
-export function healthReport(registry: Registry): HealthReport {
+export function healthReport(registry: Registry, shared?: SharedStatus): HealthReport {
   const servers: Record<string, ServerReport> = {};
   const stats = registry.poolStats();
   for (const s of registry.servers()) {
@@ -80,5 +86,10 @@ export function healthReport(registry: Registry): HealthReport {
     };
   }
   const allReady = Object.values(servers).every((s) => s.status === "ready");
-  return { status: allReady ? "ok" : "degraded", servers };
+  const redis = shared?.store === "redis" ? shared : undefined;
+  return {
+    status: allReady && (redis?.reachable ?? true) ? "ok" : "degraded",
+    servers,
+    ...(redis && { shared: redis }),
+  };
 }

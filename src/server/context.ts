@@ -10,6 +10,7 @@ import type { CatalogView, CatalogViews } from "../registry/view.js";
 import type { Era, JsonSchema, ToolAnnotations, ToolResult } from "../types.js";
 import type { ClientSubscriptions } from "./client-subscriptions.js";
 import type { PendingCalls } from "./pending.js";
+import type { SharedState } from "../shared/types.js";
 
 /** Everything a meta-tool may use. Built once per proxy in createProxy(). */
 export interface ProxyContext {
@@ -23,6 +24,8 @@ export interface ProxyContext {
   views: CatalogViews;
   /** Calls of 2026-07-28 clients waiting for their client's input (this replica's). */
   pending: PendingCalls;
+  /** State shared with other replicas (Redis) or kept in this process; its status for /healthz. */
+  shared?: SharedState;
 }
 
 /** Per-request inputs from the downstream client. */

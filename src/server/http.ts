@@ -245,7 +245,7 @@ function envelopeOf(body: unknown): unknown {
  */
 function healthz(ctx: ProxyContext, tokens: Authenticator) {
   return async (req: Request, res: Response) => {
-    const report = healthReport(ctx.registry);
+    const report = healthReport(ctx.registry, ctx.shared?.status());
     const auth = ctx.config.auth;
     if (auth) {
       const token = bearerToken(req);

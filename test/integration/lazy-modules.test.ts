@@ -90,6 +90,8 @@ describe("modules loaded per mode", () => {
     expect(modules.some((m) => m.endsWith("/dist/server/stdio.js"))).toBe(true);
     expect(httpOnly(modules)).toEqual([]);
     expect(modules.filter((m) => TELEMETRY.some((re) => re.test(m)))).toEqual([]);
+    // Shared state in Redis (issue 31) only with a "redis" key: ioredis stays unloaded.
+    expect(modules.filter((m) => /\/node_modules\/ioredis\//.test(m))).toEqual([]);
   });
 
   it("stdio loads no ajv before a call needs it", async () => {

@@ -54,11 +54,15 @@ function nextCall(text: string): { uri: string; offset: number } | undefined {
 }
 
 /** Follow the "next" calls from a cut answer to the last page; returns each page's data text. */
-function readAll(shaper: ResultShaper, first: ToolResult, caller = "alice"): string[] {
+async function readAll(
+  shaper: ResultShaper,
+  first: ToolResult,
+  caller = "alice",
+): Promise<string[]> {
   const out: string[] = [];
   let next = nextCall(texts(first)[0]!);
   while (next) {
-    const page = shaper.page(next.uri, next.offset, undefined, caller);
+    const page = await shaper.page(next.uri, next.offset, undefined, caller);
     expect(page.isError, texts(page)[0]).toBeUndefined();
     const [notice, data] = texts(page);
     out.push(data!);
@@ -118,7 +122,7 @@ describe("ResultShaper: the budget", () => {
       ),
     );
     // Every page holds the budget too, and the pages are exactly the rest.
-    const pages = readAll(shaper, out);
+    const pages = await readAll(shaper, out);
     for (const p of pages) expect(countTokens(p)).toBeLessThanOrEqual(8_000);
     expect(head! + pages.join("")).toBe(text);
   });
@@ -131,7 +135,7 @@ describe("ResultShaper: the budget", () => {
       req(),
     );
     const head = decode(texts(out)[1]!) as unknown[];
-    const rest = readAll(shaper, out).flatMap((p) => decode(p) as unknown[]);
+    const rest = (await readAll(shaper, out)).flatMap((p) => decode(p) as unknown[]);
     expect([...head, ...rest]).toEqual(data);
   });
 
@@ -146,7 +150,7 @@ describe("ResultShaper: the budget", () => {
     const decoded = decode(head!) as typeof data;
     expect(decoded.total_count).toBe(4_000);
     expect(notice).toContain(`${decoded.items.length} of 4000 elements of "items" shown`);
-    const rest = readAll(shaper, out).flatMap((p) => decode(p) as unknown[]);
+    const rest = (await readAll(shaper, out)).flatMap((p) => decode(p) as unknown[]);
     expect([...decoded.items, ...rest]).toEqual(data.items);
   });
 
@@ -157,7 +161,7 @@ describe("ResultShaper: the budget", () => {
     const [notice, head] = texts(out);
     expect(notice).toMatch(/the first (\d+) of \d+ characters shown/);
     expect(head!.endsWith("\n")).toBe(true);
-    expect(head! + readAll(shaper, out).join("")).toBe(log);
+    expect(head! + (await readAll(shaper, out)).join("")).toBe(log);
   });
 
   it("pages in useful steps under the smallest budget (100 tokens)", async () => {
@@ -167,7 +171,7 @@ describe("ResultShaper: the budget", () => {
       { content: [{ type: "text", text: log }] },
       req({ budget: 100 }),
     );
-    const pages = readAll(shaper, out);
+    const pages = await readAll(shaper, out);
     // Before: the words around a page took the whole budget, leaving 1 character per page.
     expect(Math.min(...pages.slice(0, -1).map((p) => p.length))).toBeGreaterThan(50);
     expect(texts(out)[1]! + pages.join("")).toBe(log);
@@ -210,7 +214,7 @@ describe("ResultShaper: the budget", () => {
       /\ntext block 2: not shown \(25000 characters\); next: resources\(\{ uri: "mcpx:\/\/results\/[\w-]+\/2", offset: 0 \}\)/,
     );
     const uri2 = /"(mcpx:\/\/results\/[\w-]+\/2)"/.exec(notice)![1]!;
-    const first = shaper.page(uri2, 0, undefined, "alice");
+    const first = await shaper.page(uri2, 0, undefined, "alice");
     expect(texts(first)[1]).toBe(b.slice(0, texts(first)[1]!.length));
   });
 
@@ -269,8 +273,8 @@ describe("ResultShaper: pages", () => {
   it("answers another caller's handle exactly like one that never existed", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const { uri } = await cutFor(shaper, "alice");
-    const theirs = shaper.page(uri, 0, undefined, "bob");
-    const missing = shaper.page("mcpx://results/AAAAAAAAAAAA", 0, undefined, "bob");
+    const theirs = await shaper.page(uri, 0, undefined, "bob");
+    const missing = await shaper.page("mcpx://results/AAAAAAAAAAAA", 0, undefined, "bob");
     expect(theirs.isError).toBe(true);
     expect(texts(theirs)[0]!.replace(uri, "U")).toBe(
       texts(missing)[0]!.replace("mcpx://results/AAAAAAAAAAAA", "U"),
@@ -282,7 +286,7 @@ describe("ResultShaper: pages", () => {
     const shaper = new ResultShaper(new ResultStore({}, () => clock.now()), "auto");
     const { uri } = await cutFor(shaper);
     await clock.advance(30 * 60_000 + 1);
-    const page = shaper.page(uri, 0, undefined, "alice");
+    const page = await shaper.page(uri, 0, undefined, "alice");
     expect(page.isError).toBe(true);
     expect(texts(page)[0]).toMatch(/has expired \(results are kept 30 min/);
   });
@@ -290,15 +294,15 @@ describe("ResultShaper: pages", () => {
   it("honours limit, says how many of those asked fit, and refuses an offset past the end", async () => {
     const shaper = new ResultShaper(new ResultStore(), "auto");
     const { uri } = await cutFor(shaper);
-    const five = shaper.page(uri, 100, 5, "alice");
+    const five = await shaper.page(uri, 100, 5, "alice");
     expect(texts(five)[0]).toContain("elements 100–104 of 3000");
     expect(decode(texts(five)[1]!)).toEqual(rows(3_000).slice(100, 105));
-    const many = shaper.page(uri, 100, 2_000, "alice");
+    const many = await shaper.page(uri, 100, 2_000, "alice");
     expect(texts(many)[0]).toMatch(/\(\d+ of the 2000 asked fit the 1000-token budget\)/);
-    const past = shaper.page(uri, 3_000, undefined, "alice");
+    const past = await shaper.page(uri, 3_000, undefined, "alice");
     expect(past.isError).toBe(true);
     expect(texts(past)[0]).toContain("offset 3000 is past the end");
-    const part = shaper.page(`${uri}/2`, 0, undefined, "alice");
+    const part = await shaper.page(`${uri}/2`, 0, undefined, "alice");
     expect(texts(part)[0]).toContain("has no part 2");
   });
 });
@@ -352,7 +356,7 @@ describe("ResultShaper: select", () => {
     expect(message).toContain('select "items[" failed: Syntax error');
     expect(message).toContain("{total_count: number, items: array(40)}");
     const uri = /resources\(\{ uri: "([^"]+)" \}\)/.exec(message)![1]!;
-    const page = shaper.page(uri, 0, undefined, "alice");
+    const page = await shaper.page(uri, 0, undefined, "alice");
     expect(decode(texts(page)[1]!)).toEqual(data.items);
   });
 

@@ -26,7 +26,12 @@ export interface ServerSummary {
 }
 
 export interface Status {
-  mcpx: { version: string; startedAt: number };
+  mcpx: {
+    version: string;
+    startedAt: number;
+    /** With `redis`: the shared state's server and whether it is reachable. */
+    shared?: { address?: string; reachable: boolean; downSince?: string; error?: string };
+  };
   viewer: { caller: string | null; profile: string | null; auth: boolean };
   status: "ok" | "degraded";
   servers: ServerSummary[];

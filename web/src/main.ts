@@ -33,6 +33,12 @@ function showStatus(s: Status): void {
     s.viewer.caller === null
       ? `mcpx ${s.mcpx.version} · this machine, every server`
       : `mcpx ${s.mcpx.version} · caller ${s.viewer.caller} (profile ${s.viewer.profile})`;
+  const shared = s.mcpx.shared;
+  if (shared) {
+    byId("viewer").textContent += shared.reachable
+      ? ` · shared state in Redis ${shared.address ?? ""}`
+      : ` · Redis ${shared.address ?? ""} unreachable since ${shared.downSince ?? "start"}: result handles cannot be read`;
+  }
   byId("logout").hidden = !s.viewer.auth;
   renderServers(s.servers, (name) => void openServer(name));
   renderCallers(s);
