@@ -46,7 +46,11 @@ const f2 = (x: number) => x.toFixed(2);
 function sample(pid: number): { rss: number; children: number; upstreams: number } {
   const kids = descendants(pid);
   let children = 0;
-  for (const k of kids) children += memoryOf(k)?.rss ?? 0;
+  for (const k of kids) {
+    // A child exiting between the listing and the read has no VmRSS left: not counted.
+    const rss = memoryOf(k)?.rss;
+    if (rss !== undefined && Number.isFinite(rss)) children += rss;
+  }
   return { rss: memoryOf(pid)?.rss ?? 0, children, upstreams: kids.length };
 }
 

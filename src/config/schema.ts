@@ -54,9 +54,9 @@ const common = {
     .max(16)
     .optional()
     .describe(
-      "client, isolated: spare sessions kept initialized (default 1 for stdio, 0 for http/sse); isolated: a burst adds more, up to `maxSessions`.",
+      "client, isolated: spare sessions kept initialized (default 1 for stdio, 0 for http/sse); isolated: a burst or quickly paced calls add more, up to `maxSessions`.",
     ),
-  /** Concurrent sessions (client: clients; isolated: calls; caller: callers); further calls queue. */
+  /** Concurrent sessions (client: clients; isolated: calls and spares; caller: callers); further calls queue. */
   maxSessions: z
     .number()
     .int()
@@ -64,7 +64,7 @@ const common = {
     .max(256)
     .optional()
     .describe(
-      "client: concurrent clients; isolated: concurrent calls and the most spares a burst grows to; caller: concurrent callers. Further calls queue.",
+      "client: concurrent clients; isolated: sessions held at once, calls and spares together; caller: concurrent callers. Further calls queue.",
     ),
   /** client, caller: close an idle client's (caller's) session after this many ms. */
   idleTimeout: timeoutMs

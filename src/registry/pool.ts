@@ -300,7 +300,8 @@ export class SessionPool {
         this.spares.giveBack(session);
       if (isolated) this.borrowed -= 1;
       if (!back) this.dispose(session);
-      else if (isolated) this.queue.wake();
+      // Its slot (or the spare it became) is free for a waiting call.
+      if (isolated) this.queue.wake();
     }
   }
 

@@ -91,6 +91,15 @@ export class SessionAsker {
     this.log = options.logger;
   }
 
+  /**
+   * The session ended: release its async context. On Node 20 an AsyncLocalStorage that ran once
+   * stays in a process-wide list until disabled, and every async resource created later carries
+   * its store: one per isolated session would grow memory and per-call work without bound.
+   */
+  close(): void {
+    this.context.disable();
+  }
+
   /** The channels of the calls running on this session now. */
   channels(): ClientChannel[] {
     return [...this.calls].map((c) => c.channel).filter((c) => c !== NO_CLIENT);

@@ -109,6 +109,7 @@ export class SdkSession implements UpstreamSession {
     client.onclose = () => {
       if (this.isClosed) return;
       this.isClosed = true;
+      asker.close();
       for (const h of this.closeHandlers) h();
     };
     // Only a legacy upstream hears notifications from its client.
@@ -341,6 +342,7 @@ export class SdkSession implements UpstreamSession {
 
   async close(): Promise<void> {
     await this.client.close();
+    this.asker.close();
   }
 
   /**
