@@ -1,8 +1,9 @@
 /**
- * 2025-era requests over HTTP, with sessions no replica has to hold: every request is served by
- * a fresh server on a stateless transport, seeded from the session id, which is a signed copy of
- * what the session's initialize said (session-token.ts). Any replica with the same key serves
- * any request of any session. What needs one connection stays on the replica that has it: the
+ * 2025-era requests over HTTP, with sessions no replica has to hold: every request is served on
+ * a stateless transport by a server seeded from the session id, which is a signed copy of what
+ * the session's initialize said (session-token.ts); the replica keeps that server for the
+ * session's next requests (session-servers.ts) and builds it anew from the id on a miss. Any
+ * replica with the same key serves any request of any session. What needs one connection stays on the replica that has it: the
  * GET stream (list_changed), and the calls a `notifications/cancelled` can stop.
  */
 import {
