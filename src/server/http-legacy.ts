@@ -1,8 +1,9 @@
 /**
- * 2025-era requests over HTTP, with sessions no replica has to hold: every request is served by
- * a fresh server on a stateless transport, seeded from the session id, which is a signed copy of
- * what the session's initialize said (session-token.ts). Any replica with the same key serves
- * any request of any session. What needs one connection stays on the replica that has it: the
+ * 2025-era requests over HTTP, with sessions no replica has to hold: every request is served on
+ * a stateless transport by a server seeded from the session id, which is a signed copy of what
+ * the session's initialize said (session-token.ts); the replica keeps that server for the
+ * session's next requests (session-servers.ts) and builds it anew from the id on a miss. Any
+ * replica with the same key serves any request of any session. What needs one connection stays on the replica that has it: the
  * GET stream (list_changed), and the calls a `notifications/cancelled` can stop.
  */
 import {
@@ -17,10 +18,11 @@ import {
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
 import { serverSink, watchClient } from "./handlers/subscriptions.js";
-import { LegacySessionTable, type SessionState } from "./legacy-sessions.js";
+import { LegacySessionTable } from "./legacy-sessions.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { ResponseRoutes, SeededTransport } from "./seeded-transport.js";
+import { SessionServers, type Exchange, type Session } from "./session-servers.js";
 import { SessionTokens, type SessionClaims } from "./session-token.js";
 import { isRecord } from "../json.js";
 
@@ -33,6 +35,8 @@ export interface LegacyOptions {
   maxAgeMs: number;
   /** Sessions this replica keeps state for (see legacy-sessions.ts). */
   maxSessions: number;
+  /** Sessions whose SDK server this replica keeps between requests (session-servers.ts). */
+  maxKeptServers: number;
   now: () => number;
 }
 
@@ -52,16 +56,23 @@ export class LegacyEndpoint {
   private readonly sweeper: NodeJS.Timeout;
   /** Requests to clients (elicitation, …) whose answers this replica waits for. */
   private readonly routes = new ResponseRoutes();
+  /** The SDK servers of sessions live here, kept between their requests. */
+  private readonly servers: SessionServers;
 
   constructor(
     private readonly ctx: ProxyContext,
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
-    // A session that ends here takes its upstream sessions (the `client` policy) with it.
+    this.servers = new SessionServers(ctx, this.routes, options.maxKeptServers);
+    // A session that ends here takes its upstream sessions (the `client` policy) and its kept
+    // server with it.
     this.sessions = new LegacySessionTable({
       ...options,
-      onEnd: (sid) => ctx.registry.clientLeft(sid),
+      onEnd: (sid) => {
+        this.servers.drop(sid);
+        ctx.registry.clientLeft(sid);
+      },
     });
     this.sweeper = setInterval(
       () => {
@@ -119,6 +130,7 @@ export class LegacyEndpoint {
   close(): void {
     clearInterval(this.sweeper);
     this.sessions.closeAll();
+    this.servers.closeAll();
   }
 
   /** Serve initialize on a fresh server and name the new session in the answer. */
@@ -164,10 +176,10 @@ export class LegacyEndpoint {
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
     if (body !== undefined && messages.every((m) => !isRequest(m)))
       return new Response(null, { status: 202 });
-    const served = await this.serve(request, options, session);
     // A single request can be cancelled by id; a batch shares its stream with requests that
     // were not cancelled, so it is not tracked.
     const id = messages.length === 1 ? requestId(messages[0]) : undefined;
+    const served = await this.serve(request, options, session, id);
     if (id === undefined || served.response.body === null) return served.response;
     state.calls.set(id, served.end);
     return whenEnded(served.response, () => {
@@ -207,32 +219,30 @@ export class LegacyEndpoint {
   }
 
   /**
-   * One exchange on a fresh server and stateless transport, seeded with the session when there
-   * is one. The server lives until the answer (an SSE stream, perhaps) ends or the client goes.
+   * One exchange on a stateless transport: a single request `id` of a session on the session's
+   * kept server (session-servers.ts), anything else on a fresh server seeded with the session
+   * when there is one. The exchange lasts until the answer (an SSE stream, perhaps) ends or the
+   * client goes.
    */
-  private async serve(request: Request, options: FetchOptions, session?: Session): Promise<Served> {
+  private async serve(
+    request: Request,
+    options: FetchOptions,
+    session?: Session,
+    id?: string | number,
+  ): Promise<Served> {
     const state = session?.state;
-    const server = createDownstream(this.ctx, {
-      era: "legacy",
-      ...(session && { memory: session.state, clientId: session.sid }),
-    });
-    const inner = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    await server.connect(
-      session
-        ? new SeededTransport(inner, session.claims, { sid: session.sid, routes: this.routes })
-        : inner,
-    );
+    const lent =
+      session && id !== undefined && request.method === "POST"
+        ? await this.servers.lend(session, id)
+        : undefined;
+    const { server, transport: inner, end: finish } = lent ?? (await this.fresh(session));
     const closed = state ? this.sessions.opened(state) : () => {};
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
       closed();
-      server
-        .close()
-        .catch((err: unknown) =>
-          this.ctx.logger.debug(`HTTP exchange close: ${errorMessage(err)}`),
-        );
+      finish();
     };
     request.signal.addEventListener("abort", end, { once: true });
     let response: Response;
@@ -254,6 +264,32 @@ export class LegacyEndpoint {
     return { response: whenEnded(response, end, ": open\n\n"), server, end };
   }
 
+  /** A fresh server and stateless transport for one exchange, seeded with `session` if any. */
+  private async fresh(session?: Session): Promise<Exchange> {
+    const server = createDownstream(this.ctx, {
+      era: "legacy",
+      ...(session && { memory: session.state, clientId: session.sid }),
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+    });
+    await server.connect(
+      session
+        ? new SeededTransport(transport, session.claims, { sid: session.sid, routes: this.routes })
+        : transport,
+    );
+    return {
+      server,
+      transport,
+      end: () =>
+        void server
+          .close()
+          .catch((err: unknown) =>
+            this.ctx.logger.debug(`HTTP exchange close: ${errorMessage(err)}`),
+          ),
+    };
+  }
+
   /**
    * What a client POSTs besides requests: answers to requests an exchange here sent it (one that
    * asked on another replica, or gave up, cannot be reached: the answer is dropped and logged),
@@ -271,13 +307,6 @@ export class LegacyEndpoint {
       }
     }
   }
-}
-
-/** A verified 2025-era session of a request: its id, its claims, and its state here. */
-interface Session {
-  sid: string;
-  claims: SessionClaims;
-  state: SessionState;
 }
 
 interface InitializeParams {

@@ -104,6 +104,11 @@ const DEFAULT_SESSION_MAX_AGE_MS = 24 * 3600_000;
 const CLOSE_GRACE_MS = 1_000;
 /** Sessions one replica keeps state for (idle time, log level, stream); see legacy-sessions.ts. */
 const MAX_SESSIONS = 10_000;
+/**
+ * Sessions whose SDK server is kept between requests (session-servers.ts); the others build one
+ * per request. A few tens of kB each.
+ */
+const MAX_KEPT_SERVERS = 512;
 
 export { allowedHostnames, exposure, isLoopback } from "../auth/http-security.js";
 
@@ -135,6 +140,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     maxAgeMs: options.sessionMaxAgeMs ?? DEFAULT_SESSION_MAX_AGE_MS,
     maxSessions: MAX_SESSIONS,
+    maxKeptServers: MAX_KEPT_SERVERS,
     now: options.now ?? Date.now,
   });
   const app = express();

@@ -23,7 +23,41 @@ import {
 import type { SessionClaims } from "./session-token.js";
 
 /** The id of the replayed initialize: a string no client request id of ours can collide with. */
-const SEED_ID = "mcpx-session-seed";
+export const SEED_ID = "mcpx-session-seed";
+
+/** The initialize and initialized a session's client sent, rebuilt from its signed claims. */
+export function seedMessages(session: SessionClaims): JSONRPCMessage[] {
+  return [
+    {
+      jsonrpc: "2.0",
+      id: SEED_ID,
+      method: "initialize",
+      params: {
+        protocolVersion: session.v,
+        capabilities: session.cc,
+        clientInfo: session.ci,
+      },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+  ];
+}
+
+/** The server's answer to the replayed initialize, which no client waits for. */
+export function isSeedAnswer(message: JSONRPCMessage): boolean {
+  // The id test first: the SDK's guards parse with zod, too dear for every message sent.
+  return (
+    (message as { id?: unknown }).id === SEED_ID &&
+    (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))
+  );
+}
+
+/**
+ * A prefix for the ids of a server's requests to the client, unique in the session (every
+ * fresh server numbers its requests from 0); made on first use, as most servers ask nothing.
+ */
+export function requestNonce(): string {
+  return randomBytes(6).toString("base64url");
+}
 
 /**
  * This replica's exchanges waiting for a client's answer, by session id and wire id. Entries
@@ -64,7 +98,7 @@ export class SeededTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  private readonly nonce = randomBytes(6).toString("base64url");
+  private nonce?: string;
   /** Wire ids of this exchange's requests still waiting for the client. */
   private readonly asked = new Set<string>();
 
@@ -92,26 +126,11 @@ export class SeededTransport implements Transport {
 
   async start(): Promise<void> {
     await this.inner.start();
-    this.onmessage?.({
-      jsonrpc: "2.0",
-      id: SEED_ID,
-      method: "initialize",
-      params: {
-        protocolVersion: this.session.v,
-        capabilities: this.session.cc,
-        clientInfo: this.session.ci,
-      },
-    });
-    this.onmessage?.({ jsonrpc: "2.0", method: "notifications/initialized" });
+    for (const message of seedMessages(this.session)) this.onmessage?.(message);
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    // The id test first: the SDK's guards parse with zod, too dear for every message sent.
-    if (
-      (message as { id?: unknown }).id === SEED_ID &&
-      (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))
-    )
-      return Promise.resolve();
+    if (isSeedAnswer(message)) return Promise.resolve();
     if (this.route && isJSONRPCRequest(message)) return this.inner.send(this.ask(message), options);
     return this.inner.send(message, options);
   }
@@ -125,6 +144,7 @@ export class SeededTransport implements Transport {
   private ask(message: JSONRPCRequest): JSONRPCRequest {
     const { sid, routes } = this.route!;
     const original = message.id;
+    this.nonce ??= requestNonce();
     const wireId = `${this.nonce}-${String(original)}`;
     this.asked.add(wireId);
     routes.expect(sid, wireId, (answer) => {
