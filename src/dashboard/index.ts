@@ -14,6 +14,7 @@ import { DashboardAuth, type Viewer } from "./auth.js";
 import { TokenEconomy } from "./economy.js";
 import { DashboardState, DEFAULT_STATE_LIMITS, type StateLimits } from "./state.js";
 import { DEFAULT_STREAM_LIMITS, EventHub, type StreamLimits } from "./stream.js";
+import { DashboardSignIn, signInRoute } from "./sign-in.js";
 import { TrustReview } from "./trust.js";
 
 export interface DashboardOptions {
@@ -183,6 +184,16 @@ export function mountDashboard(
         if (!res.headersSent) res.status(500).json({ error: "Internal error" });
       }
     },
+  );
+  // "Sign in" for a server that needs it: the same rules as approving (sign-in.ts).
+  router.post(
+    "/api/signin",
+    ...signInRoute(
+      new DashboardSignIn(ctx.registry, ctx.logger),
+      (req, res) => auth.viewer(req, res, false),
+      (v) => api.viewOf(v),
+      ctx.logger,
+    ),
   );
   router.get("/api/events", async (req, res) => {
     const viewer = await auth.viewer(req, res, false);

@@ -78,6 +78,8 @@ export class Registry {
   private readonly needsLooks: NeedsLooks;
   /** The trust pins (src/registry/trust.ts); none when mcpx keeps no state. */
   readonly trustPins: TrustPins | undefined;
+  /** Sign-ins to OAuth-protected upstreams (none without a state folder): the dashboard's Sign in. */
+  readonly signIns: TokenStore | undefined;
 
   constructor(
     private config: Config,
@@ -98,6 +100,7 @@ export class Registry {
     });
     const { factoryFor, tracker } = options;
     const tokens = options.stateDir === undefined ? undefined : new TokenStore(options.stateDir);
+    this.signIns = tokens;
     this.factoryFor = factoryFor
       ? (s) => factoryFor(s)
       : (s, stderr) =>

@@ -51,8 +51,11 @@ export interface Issuer {
   token(clientId: string, resource: string, scope?: string): Promise<string>;
   /** A JWT signed with the provider's current key (or `key`), claims as given. */
   sign(claims: JWTPayload, options?: { key?: CryptoKey; kid?: string }): Promise<string>;
-  /** A new signing key; the old one stays published, so tokens already out keep working. */
-  rotate(): Promise<void>;
+  /**
+   * A new signing key; the old ones stay published, so tokens already out keep working, unless
+   * `retire` (a key withdrawn, e.g. compromised): then only the new key is published.
+   */
+  rotate(options?: { retire?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -164,8 +167,9 @@ export async function startIssuer(clients: IssuerClient[], port = 0): Promise<Is
         .setProtectedHeader({ alg: "RS256", typ: "at+jwt", kid: options.kid ?? key.kid })
         .sign(options.key ?? key.privateKey);
     },
-    async rotate() {
-      keys = [await newKey(keys.length), ...keys];
+    async rotate({ retire = false } = {}) {
+      const next = await newKey(keys.length);
+      keys = retire ? [next] : [next, ...keys];
       build();
     },
     close: () =>

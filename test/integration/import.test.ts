@@ -12,7 +12,7 @@ import { startHttpFixture, stop } from "../helpers/proxy.js";
 
 /** Each fixture, and the header its remote server must receive (from the environment). */
 const FIXTURES: [Fixture, string | undefined][] = [
-  ["claude-code.mcp.json", undefined],
+  ["claude-code.mcp.json", `Authorization:Bearer ${SECRETS.token}`],
   ["claude.json", undefined],
   ["claude_desktop_config.json", undefined],
   ["cursor.mcp.json", `X-Api-Key:${SECRETS.token}`],

@@ -44,7 +44,7 @@ const CASES: Case[] = [
     scope: ["--scope", "project"],
     kind: "json",
     at: () => ["mcpServers"],
-    stays: ["remote"],
+    stays: [],
   },
   {
     client: "claude-code",

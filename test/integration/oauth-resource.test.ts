@@ -10,6 +10,7 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import getPort from "get-port";
+import { decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startIssuer, type Issuer } from "../helpers/oidc-issuer.js";
 import {
@@ -227,6 +228,50 @@ describe("mcpx as an OAuth protected resource", () => {
     });
     expect(wrong.status).toBe(401);
   });
+
+  it("follows the issuer's key rotation: the new key's tokens accepted (JWKS refetched for the unknown kid), a withdrawn key's refused; alg none refused", async () => {
+    const before = await token();
+    const oldKid = issuer.kid;
+    const ok = await rawPost(audience, INITIALIZE, { Authorization: `Bearer ${before}` });
+    expect(ok.status).toBe(200);
+    await issuer.rotate({ retire: true });
+    const after = await token();
+    expect(decodeProtectedHeader(after).kid).toBe(issuer.kid);
+    expect(issuer.kid).not.toBe(oldKid);
+    // jose refetches the key set for a kid it does not know, at most once per 30 s cooldown
+    // since its last fetch (an earlier test's): poll slowly, well within the failure throttle.
+    await eventually(
+      async () =>
+        (await rawPost(audience, INITIALIZE, { Authorization: `Bearer ${after}` })).status === 200,
+      45_000,
+      "a token of the new key to be accepted",
+      2_000,
+    );
+    // The refetched set no longer has the old key: its token (not expired) is refused.
+    const withdrawn = await rawPost(audience, INITIALIZE, { Authorization: `Bearer ${before}` });
+    expect(withdrawn.status).toBe(401);
+    expect(String(withdrawn.headers["www-authenticate"])).toContain(
+      "signed with a key the authorization server does not publish",
+    );
+
+    // alg none: claims that would pass, no signature.
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const now = Math.floor(Date.now() / 1000);
+    const unsigned = `${b64({ alg: "none", typ: "at+jwt" })}.${b64({
+      iss: issuer.url,
+      aud: audience,
+      sub: "ci-bot",
+      scope: "mcp:tools",
+      exp: now + 600,
+    })}.`;
+    const none = await rawPost(audience, INITIALIZE, { Authorization: `Bearer ${unsigned}` });
+    expect(none.status).toBe(401);
+    const challenge = String(none.headers["www-authenticate"]);
+    expect(challenge).toContain('error="invalid_token"');
+    expect(challenge).toContain("signing algorithm is not accepted");
+    // (Not in handedOut: its empty signature would match any log.)
+    expect(mcpx.stderr()).not.toContain(unsigned);
+  }, 90_000);
 
   it("never writes a token to its log", () => {
     const log = mcpx.stderr();

@@ -1,5 +1,5 @@
 /** The servers table and one server's detail: tools, prompts, resources and templates. */
-import { enc, get, type ServerDetail, type ServerSummary } from "./api.js";
+import { enc, get, post, type ServerDetail, type ServerSummary } from "./api.js";
 import { body, byId, duration, fill, h, int, ms, pill } from "./dom.js";
 import { openDescribe } from "./tools.js";
 
@@ -91,7 +91,9 @@ export async function openServer(name: string): Promise<void> {
           h(
             "p",
             { class: "sign-in" },
-            "Needs sign-in: run ",
+            "Needs sign-in: ",
+            signInButton(detail.name),
+            " (your browser, on this machine), or run ",
             h("code", {}, detail.signIn),
             " in a terminal.",
           ),
@@ -197,4 +199,24 @@ function list(items: HTMLElement[]): HTMLElement {
   return items.length > 0
     ? h("ul", { class: "plain" }, ...items)
     : h("p", { class: "muted" }, "None.");
+}
+
+/** "Sign in": the running mcpx starts the sign-in and the browser goes to the authorization page. */
+function signInButton(server: string): HTMLElement {
+  const button = h(
+    "button",
+    { type: "button", class: "sign-in-button", "aria-label": `Sign in to ${server}` },
+    "Sign in",
+  );
+  button.addEventListener("click", () => {
+    button.setAttribute("disabled", "");
+    void post<{ url: string }>("/api/signin", { server }).then(
+      ({ url }) => location.assign(url),
+      (err: unknown) => {
+        button.removeAttribute("disabled");
+        button.title = err instanceof Error ? err.message : String(err);
+      },
+    );
+  });
+  return button;
 }
