@@ -7,6 +7,7 @@
  * {@link SharedUnavailableError} naming Redis); ioredis reconnects by itself with backoff; an
  * outage is logged once when it starts and once when it ends.
  */
+import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -105,6 +106,11 @@ export class RedisShared implements SharedState {
   /** Set while an outage lasts (logged once); undefined while connected or before the first try. */
   private down?: { since: number; error: string };
   private closed = false;
+  /** This replica, so it skips what it broadcast itself. */
+  private readonly origin = randomUUID();
+  /** The pub/sub connection, opened at the first listen; topic → its listeners. */
+  private subscriber?: Promise<Redis | undefined>;
+  private readonly listeners = new Map<string, Set<(message: unknown) => void>>();
 
   constructor(private readonly options: RedisSharedOptions) {
     this.logger = options.logger;
@@ -174,6 +180,62 @@ export class RedisShared implements SharedState {
     );
   }
 
+  async broadcast(topic: string, message: unknown): Promise<void> {
+    const client = await this.use();
+    const payload = JSON.stringify({ origin: this.origin, message });
+    try {
+      await client.publish(`${this.prefix}bus:${topic}`, payload);
+    } catch (err) {
+      throw this.unavailable(errorMessage(err), err);
+    }
+  }
+
+  listen(topic: string, onMessage: (message: unknown) => void): () => void {
+    let set = this.listeners.get(topic);
+    if (!set) {
+      this.listeners.set(topic, (set = new Set()));
+      void this.subscribe(topic);
+    }
+    set.add(onMessage);
+    return () => set.delete(onMessage);
+  }
+
+  /**
+   * Subscribe on the pub/sub connection (its own: a subscribed connection sends nothing else).
+   * It queues the subscription until connected and subscribes again after each reconnect.
+   */
+  private async subscribe(topic: string): Promise<void> {
+    this.subscriber ??= this.connecting.then((client) => {
+      if (!client || this.closed) return undefined;
+      const sub = client.duplicate({ enableOfflineQueue: true });
+      sub.on("error", () => {}); // the command connection's handlers report outages
+      sub.on("message", (channel: string, payload: string) => this.deliver(channel, payload));
+      return sub;
+    });
+    const sub = await this.subscriber;
+    await sub?.subscribe(`${this.prefix}bus:${topic}`).catch((err: unknown) => {
+      this.logger.warn(`Redis: could not subscribe to ${topic}: ${errorMessage(err)}`);
+    });
+  }
+
+  private deliver(channel: string, payload: string): void {
+    const topic = channel.slice(`${this.prefix}bus:`.length);
+    let parsed: { origin?: unknown; message?: unknown };
+    try {
+      parsed = JSON.parse(payload) as { origin?: unknown; message?: unknown };
+    } catch {
+      return; // not ours: nothing a replica of this deployment sent
+    }
+    if (parsed.origin === this.origin) return;
+    for (const listener of this.listeners.get(topic) ?? []) {
+      try {
+        listener(parsed.message);
+      } catch (err) {
+        this.logger.warn(`Redis: a ${topic} message failed: ${errorMessage(err)}`);
+      }
+    }
+  }
+
   kept<T extends object>(name: string, limits: KeptLimits): KeptStore<T> {
     return new RedisKept<T>(this, `${this.prefix}kept:${name}:`, limits, this.now);
   }
@@ -193,6 +255,8 @@ export class RedisShared implements SharedState {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const sub = await this.subscriber;
+    if (sub) await sub.quit().catch(() => sub.disconnect());
     const client = await this.connecting;
     if (!client) return;
     await client.quit().catch(() => client.disconnect());
