@@ -1,5 +1,5 @@
 /**
- * `npm run load:replicas` (issue 31): the 32-client load run (load.ts's HTTP run: half 2025-era
+ * Replicas with Redis (issue 31): the 32-client load run (load.ts's HTTP run: half 2025-era
  * sessions, half 2026-07-28 stateless, `call` of everything.echo with a unique payload each)
  * once against one mcpx, then through real nginx round-robin over two mcpx replicas sharing
  * state through a real redis-server. Every request must get exactly its own answer. Writes
