@@ -28,12 +28,14 @@ const MAX_RETRY_MS = 2_000;
 /**
  * Keep a value (Lua, atomic): drop members whose value expired, store the value with its TTL and
  * a "gone" marker outliving it, then evict the least recently read until count and size fit.
- * KEYS: lru (zset member → last use), sizes (hash member → size).
+ * KEYS: lru (zset member → order of last use), sizes (hash member → size), seq (that order's
+ * counter: a clock's milliseconds tie when several results are kept at once).
+ * ARGV[4] (now) is unused by the order.
  * ARGV: member, value, size, now, maxAgeMs, maxEntries, maxSize, value prefix, gone prefix.
  */
 const PUT = `
 local lru, sizes = KEYS[1], KEYS[2]
-local member, value, size, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local member, value, size = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local age, maxn, maxsize = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local vp, gp = ARGV[8], ARGV[9]
 local total = 0
@@ -47,10 +49,11 @@ for _, m in ipairs(redis.call('ZRANGE', lru, 0, -1)) do
 end
 redis.call('SET', vp .. member, value, 'PX', age)
 redis.call('SET', gp .. member, 'expired', 'PX', age * 2)
-redis.call('ZADD', lru, now, member)
+redis.call('ZADD', lru, redis.call('INCR', KEYS[3]), member)
 redis.call('HSET', sizes, member, size)
 redis.call('PEXPIRE', lru, age * 2)
 redis.call('PEXPIRE', sizes, age * 2)
+redis.call('PEXPIRE', KEYS[3], age * 2)
 total = total + size
 local count = redis.call('ZCARD', lru)
 while count > maxn or total > maxsize do
@@ -67,13 +70,13 @@ return 1
 `;
 
 /**
- * Read a value and mark it used; else why it is gone. KEYS: lru. ARGV: member, now, value
+ * Read a value and mark it used; else why it is gone. KEYS: lru, seq. ARGV: member, now, value
  * prefix, gone prefix. Returns {1, value}, {0, reason} or {}.
  */
 const GET = `
 local v = redis.call('GET', ARGV[3] .. ARGV[1])
 if v then
-  redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[1], 'XX', redis.call('INCR', KEYS[2]), ARGV[1])
   return {1, v}
 end
 local g = redis.call('GET', ARGV[4] .. ARGV[1])
@@ -138,8 +141,8 @@ export class RedisShared implements SharedState {
       lazyConnect: false,
     };
     const client = new Redis(this.options.url, options) as Redis & KeptCommands;
-    client.defineCommand("mcpxKeptPut", { numberOfKeys: 2, lua: PUT });
-    client.defineCommand("mcpxKeptGet", { numberOfKeys: 1, lua: GET });
+    client.defineCommand("mcpxKeptPut", { numberOfKeys: 3, lua: PUT });
+    client.defineCommand("mcpxKeptGet", { numberOfKeys: 2, lua: GET });
     client.on("ready", () => this.markUp());
     client.on("error", (err: unknown) => this.markDown(errorMessage(err)));
     client.on("close", () => this.markDown("connection closed"));
@@ -278,6 +281,7 @@ class RedisKept<T extends object> implements KeptStore<T> {
       client.mcpxKeptPut(
         `${this.prefix}lru`,
         `${this.prefix}sizes`,
+        `${this.prefix}seq`,
         member(scope, id),
         JSON.stringify(value),
         Math.max(1, size),
@@ -296,6 +300,7 @@ class RedisKept<T extends object> implements KeptStore<T> {
     const found = await this.run(() =>
       client.mcpxKeptGet(
         `${this.prefix}lru`,
+        `${this.prefix}seq`,
         member(scope, id),
         this.now(),
         `${this.prefix}v:`,
