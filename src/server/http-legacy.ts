@@ -49,6 +49,9 @@ interface Served {
 
 type FetchOptions = { authInfo?: AuthInfo; parsedBody?: unknown };
 
+/** Shared-state topic of 2025-era sessions: cancellations and DELETEs for other replicas. */
+const LEGACY_TOPIC = "legacy-sessions";
+
 /** The 2025-era HTTP endpoint of one replica. */
 export class LegacyEndpoint {
   private readonly tokens: SessionTokens;
@@ -58,6 +61,8 @@ export class LegacyEndpoint {
   private readonly routes = new ResponseRoutes();
   /** The SDK servers of sessions live here, kept between their requests. */
   private readonly servers: SessionServers;
+  /** Stop hearing other replicas (cancellations, DELETE) through shared state. */
+  private readonly unlisten: () => void;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -82,6 +87,28 @@ export class LegacyEndpoint {
       Math.max(10, Math.min(60_000, Math.floor(options.idleMs / 2))),
     );
     this.sweeper.unref();
+    // Other replicas (Redis): a cancellation of a call running here, a session DELETEd there.
+    this.unlisten = ctx.shared?.listen(LEGACY_TOPIC, (m) => this.fromReplica(m)) ?? (() => {});
+  }
+
+  /** What another replica broadcast: cancel a call running here, or end a session here. */
+  private fromReplica(message: unknown): void {
+    if (!isRecord(message) || typeof message.sid !== "string") return;
+    const claims = this.tokens.verify(message.sid, this.options.now());
+    if (!claims) return;
+    if (message.kind === "end") this.sessions.end(message.sid, claims.exp);
+    const id = message.id;
+    if (message.kind === "cancel" && (typeof id === "string" || typeof id === "number"))
+      this.sessions.peek(message.sid)?.calls.get(id)?.();
+  }
+
+  /** Tell the other replicas (when they share state through Redis); a failure is only logged. */
+  private broadcast(message: { kind: "cancel" | "end"; sid: string; id?: string | number }) {
+    void this.ctx.shared
+      ?.broadcast(LEGACY_TOPIC, message)
+      .catch((err: unknown) =>
+        this.ctx.logger.warn(`${message.kind} not sent to other replicas: ${errorMessage(err)}`),
+      );
   }
 
   /** Sessions this replica knows to be live. */
@@ -116,6 +143,7 @@ export class LegacyEndpoint {
     switch (request.method) {
       case "DELETE":
         this.sessions.end(sid, claims.exp);
+        this.broadcast({ kind: "end", sid });
         return new Response(null, { status: 200 });
       case "GET":
         return this.stream(request, options, { sid, claims, state });
@@ -129,6 +157,7 @@ export class LegacyEndpoint {
   /** End every session's stream and calls, and stop the idle sweep (shutdown). */
   close(): void {
     clearInterval(this.sweeper);
+    this.unlisten();
     this.sessions.closeAll();
     this.servers.closeAll();
   }
@@ -171,7 +200,12 @@ export class LegacyEndpoint {
     const { sid, state } = session;
     const body = options.parsedBody;
     const messages: unknown[] = Array.isArray(body) ? body : [body];
-    for (const id of cancelledIds(messages)) state.calls.get(id)?.();
+    for (const id of cancelledIds(messages)) {
+      const end = state.calls.get(id);
+      // Not running here: it may run on another replica, which hears it through Redis.
+      if (end) end();
+      else this.broadcast({ kind: "cancel", sid, id });
+    }
     this.fromClient(sid, messages);
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
     if (body !== undefined && messages.every((m) => !isRequest(m)))

@@ -46,6 +46,11 @@ export class LegacySessionTable {
     return this.ended.has(sid);
   }
 
+  /** The session's state here, if any; not activity (a message from another replica). */
+  peek(sid: string): SessionState | undefined {
+    return this.live.get(sid);
+  }
+
   /** The session's state here, created on first sight; counts as activity. */
   state(sid: string, exp: number): SessionState {
     let state = this.live.get(sid);

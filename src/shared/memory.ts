@@ -63,6 +63,15 @@ export class MemoryShared implements SharedState {
     return new MemoryKept<T>(limits, this.now);
   }
 
+  /** No other replica shares this process's memory: nothing to send. */
+  broadcast(_topic: string, _message: unknown): Promise<void> {
+    return Promise.resolve();
+  }
+
+  listen(_topic: string, _onMessage: (message: unknown) => void): () => void {
+    return () => {};
+  }
+
   status(): SharedStatus {
     return { store: "memory", reachable: true };
   }

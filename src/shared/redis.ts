@@ -7,6 +7,7 @@
  * {@link SharedUnavailableError} naming Redis); ioredis reconnects by itself with backoff; an
  * outage is logged once when it starts and once when it ends.
  */
+import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -27,12 +28,14 @@ const MAX_RETRY_MS = 2_000;
 /**
  * Keep a value (Lua, atomic): drop members whose value expired, store the value with its TTL and
  * a "gone" marker outliving it, then evict the least recently read until count and size fit.
- * KEYS: lru (zset member → last use), sizes (hash member → size).
+ * KEYS: lru (zset member → order of last use), sizes (hash member → size), seq (that order's
+ * counter: a clock's milliseconds tie when several results are kept at once).
+ * ARGV[4] (now) is unused by the order.
  * ARGV: member, value, size, now, maxAgeMs, maxEntries, maxSize, value prefix, gone prefix.
  */
 const PUT = `
 local lru, sizes = KEYS[1], KEYS[2]
-local member, value, size, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local member, value, size = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local age, maxn, maxsize = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local vp, gp = ARGV[8], ARGV[9]
 local total = 0
@@ -46,10 +49,11 @@ for _, m in ipairs(redis.call('ZRANGE', lru, 0, -1)) do
 end
 redis.call('SET', vp .. member, value, 'PX', age)
 redis.call('SET', gp .. member, 'expired', 'PX', age * 2)
-redis.call('ZADD', lru, now, member)
+redis.call('ZADD', lru, redis.call('INCR', KEYS[3]), member)
 redis.call('HSET', sizes, member, size)
 redis.call('PEXPIRE', lru, age * 2)
 redis.call('PEXPIRE', sizes, age * 2)
+redis.call('PEXPIRE', KEYS[3], age * 2)
 total = total + size
 local count = redis.call('ZCARD', lru)
 while count > maxn or total > maxsize do
@@ -66,13 +70,13 @@ return 1
 `;
 
 /**
- * Read a value and mark it used; else why it is gone. KEYS: lru. ARGV: member, now, value
+ * Read a value and mark it used; else why it is gone. KEYS: lru, seq. ARGV: member, now, value
  * prefix, gone prefix. Returns {1, value}, {0, reason} or {}.
  */
 const GET = `
 local v = redis.call('GET', ARGV[3] .. ARGV[1])
 if v then
-  redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[1], 'XX', redis.call('INCR', KEYS[2]), ARGV[1])
   return {1, v}
 end
 local g = redis.call('GET', ARGV[4] .. ARGV[1])
@@ -105,6 +109,11 @@ export class RedisShared implements SharedState {
   /** Set while an outage lasts (logged once); undefined while connected or before the first try. */
   private down?: { since: number; error: string };
   private closed = false;
+  /** This replica, so it skips what it broadcast itself. */
+  private readonly origin = randomUUID();
+  /** The pub/sub connection, opened at the first listen; topic → its listeners. */
+  private subscriber?: Promise<Redis | undefined>;
+  private readonly listeners = new Map<string, Set<(message: unknown) => void>>();
 
   constructor(private readonly options: RedisSharedOptions) {
     this.logger = options.logger;
@@ -132,8 +141,8 @@ export class RedisShared implements SharedState {
       lazyConnect: false,
     };
     const client = new Redis(this.options.url, options) as Redis & KeptCommands;
-    client.defineCommand("mcpxKeptPut", { numberOfKeys: 2, lua: PUT });
-    client.defineCommand("mcpxKeptGet", { numberOfKeys: 1, lua: GET });
+    client.defineCommand("mcpxKeptPut", { numberOfKeys: 3, lua: PUT });
+    client.defineCommand("mcpxKeptGet", { numberOfKeys: 2, lua: GET });
     client.on("ready", () => this.markUp());
     client.on("error", (err: unknown) => this.markDown(errorMessage(err)));
     client.on("close", () => this.markDown("connection closed"));
@@ -174,6 +183,62 @@ export class RedisShared implements SharedState {
     );
   }
 
+  async broadcast(topic: string, message: unknown): Promise<void> {
+    const client = await this.use();
+    const payload = JSON.stringify({ origin: this.origin, message });
+    try {
+      await client.publish(`${this.prefix}bus:${topic}`, payload);
+    } catch (err) {
+      throw this.unavailable(errorMessage(err), err);
+    }
+  }
+
+  listen(topic: string, onMessage: (message: unknown) => void): () => void {
+    let set = this.listeners.get(topic);
+    if (!set) {
+      this.listeners.set(topic, (set = new Set()));
+      void this.subscribe(topic);
+    }
+    set.add(onMessage);
+    return () => set.delete(onMessage);
+  }
+
+  /**
+   * Subscribe on the pub/sub connection (its own: a subscribed connection sends nothing else).
+   * It queues the subscription until connected and subscribes again after each reconnect.
+   */
+  private async subscribe(topic: string): Promise<void> {
+    this.subscriber ??= this.connecting.then((client) => {
+      if (!client || this.closed) return undefined;
+      const sub = client.duplicate({ enableOfflineQueue: true });
+      sub.on("error", () => {}); // the command connection's handlers report outages
+      sub.on("message", (channel: string, payload: string) => this.deliver(channel, payload));
+      return sub;
+    });
+    const sub = await this.subscriber;
+    await sub?.subscribe(`${this.prefix}bus:${topic}`).catch((err: unknown) => {
+      this.logger.warn(`Redis: could not subscribe to ${topic}: ${errorMessage(err)}`);
+    });
+  }
+
+  private deliver(channel: string, payload: string): void {
+    const topic = channel.slice(`${this.prefix}bus:`.length);
+    let parsed: { origin?: unknown; message?: unknown };
+    try {
+      parsed = JSON.parse(payload) as { origin?: unknown; message?: unknown };
+    } catch {
+      return; // not ours: nothing a replica of this deployment sent
+    }
+    if (parsed.origin === this.origin) return;
+    for (const listener of this.listeners.get(topic) ?? []) {
+      try {
+        listener(parsed.message);
+      } catch (err) {
+        this.logger.warn(`Redis: a ${topic} message failed: ${errorMessage(err)}`);
+      }
+    }
+  }
+
   kept<T extends object>(name: string, limits: KeptLimits): KeptStore<T> {
     return new RedisKept<T>(this, `${this.prefix}kept:${name}:`, limits, this.now);
   }
@@ -193,6 +258,8 @@ export class RedisShared implements SharedState {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const sub = await this.subscriber;
+    if (sub) await sub.quit().catch(() => sub.disconnect());
     const client = await this.connecting;
     if (!client) return;
     await client.quit().catch(() => client.disconnect());
@@ -214,6 +281,7 @@ class RedisKept<T extends object> implements KeptStore<T> {
       client.mcpxKeptPut(
         `${this.prefix}lru`,
         `${this.prefix}sizes`,
+        `${this.prefix}seq`,
         member(scope, id),
         JSON.stringify(value),
         Math.max(1, size),
@@ -232,6 +300,7 @@ class RedisKept<T extends object> implements KeptStore<T> {
     const found = await this.run(() =>
       client.mcpxKeptGet(
         `${this.prefix}lru`,
+        `${this.prefix}seq`,
         member(scope, id),
         this.now(),
         `${this.prefix}v:`,

@@ -46,6 +46,14 @@ export interface SharedStatus {
 export interface SharedState {
   /** A bounded kept store named `name` (e.g. "results"), serializing values as JSON in Redis. */
   kept<T extends object>(name: string, limits: KeptLimits): KeptStore<T>;
+  /**
+   * Send `message` (JSON) on `topic` to every OTHER replica, in order (Redis pub/sub); in this
+   * process alone there is no other replica and nothing is sent. Rejects with
+   * {@link SharedUnavailableError} when Redis cannot be reached.
+   */
+  broadcast(topic: string, message: unknown): Promise<void>;
+  /** Hear what other replicas broadcast on `topic`; returns how to stop. */
+  listen(topic: string, onMessage: (message: unknown) => void): () => void;
   status(): SharedStatus;
   /** Disconnect (Redis); idempotent. */
   close(): Promise<void>;

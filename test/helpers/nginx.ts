@@ -58,10 +58,14 @@ export function exampleConf(listen: number, replicas: [number, number]): string 
   return conf;
 }
 
-/** Start nginx with the example config in front of the replicas on `replicaPorts`. */
+/**
+ * Start nginx with the example config in front of the replicas on `replicaPorts`; `connections`
+ * per worker (each client takes two: its own and one to a replica).
+ */
 export async function startNginx(
   binary: string,
   replicaPorts: [number, number],
+  connections = 64,
 ): Promise<RunningNginx> {
   const prefix = tempDir("mcpx-nginx-");
   const port = await getPort({ host: "127.0.0.1" });
@@ -79,7 +83,7 @@ export async function startNginx(
       process.getuid?.() === 0 ? "user root root;" : "",
       `pid ${path.join(prefix, "nginx.pid")};`,
       `error_log ${errorLog} notice;`,
-      "events { worker_connections 64; }",
+      `events { worker_connections ${connections}; }`,
       "http {",
       `  access_log ${path.join(prefix, "access.log")};`,
       temp,

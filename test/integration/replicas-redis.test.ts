@@ -197,6 +197,71 @@ describe.skipIf(!ready && !REQUIRED)(
       expect(seen.size).toBe(2);
     });
 
+    it("cancels a 2025 client's call on the replica running it, the cancel sent to the other", async () => {
+      const alice = await connect("legacy", "alice");
+      const controller = new AbortController();
+      const running = alice.client
+        .callTool(
+          { name: "call", arguments: { method: "modern.slow", arguments: { ms: 30_000 } } },
+          { signal: controller.signal },
+        )
+        .catch((err: unknown) => err);
+      await eventually(
+        () => alice.lb.served.some((s) => s.rpc === "tools/call"),
+        10_000,
+        "the call to reach a replica",
+      );
+      const ran = alice.lb.served.find((s) => s.rpc === "tools/call")!.replica;
+      const before = replicas.map((r) => r.stderr().split("slow aborted").length - 1);
+      controller.abort();
+      await running;
+      await eventually(
+        () => alice.lb.served.some((s) => s.rpc === "notifications/cancelled"),
+        10_000,
+        "the cancellation to be sent",
+      );
+      const cancelled = alice.lb.served.find((s) => s.rpc === "notifications/cancelled")!;
+      expect(cancelled.replica).not.toBe(ran);
+      // The upstream saw the cancel: its "slow aborted" line, in the log of the replica running it.
+      await eventually(
+        () => replicas.some((r, i) => r.stderr().split("slow aborted").length - 1 > before[i]!),
+        10_000,
+        "the upstream to see the cancellation",
+      );
+    });
+
+    it("ends a 2025 session on every replica when one of them gets its DELETE", async () => {
+      const lb = serialFetch();
+      const client = newClient("legacy", "legacy-client");
+      const transport = new StreamableHTTPClientTransport(new URL(`${nginx!.base}/mcp/alice`), {
+        fetch: lb.fetch,
+      });
+      await client.connect(transport);
+      await client.listTools();
+      const sid = transport.sessionId!;
+      await transport.terminateSession();
+      await client.close();
+      for (const r of replicas) {
+        await eventually(
+          async () => {
+            const res = await fetch(`http://127.0.0.1:${r.port}/mcp/alice`, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream",
+                "mcp-session-id": sid,
+                "mcp-protocol-version": "2025-11-25",
+              },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+            });
+            return res.status === 404;
+          },
+          10_000,
+          `replica ${r.port} to refuse the ended session`,
+        );
+      }
+    });
+
     it("rides out Redis stopped mid-run: calls work, handles fail naming Redis, then work again", async () => {
       const alice = await connect("modern", "alice");
       const before = await alice.call("call", {

@@ -583,6 +583,29 @@ describe("parseConfig: settings", () => {
     ]);
   });
 
+  it("reads redis with ${VAR}, keeps a password as a secret, and never quotes a bad URL", () => {
+    const servers = { a: { command: "x" } };
+    const config = parse(
+      { redis: "rediss://:${REDIS_PASSWORD}@cache.example:6380/2", mcpServers: servers },
+      { REDIS_PASSWORD: "s3cret-pass" },
+    );
+    expect(config.redis).toBe("rediss://:s3cret-pass@cache.example:6380/2");
+    expect(config.secrets).toEqual(
+      expect.arrayContaining(["s3cret-pass", "rediss://:s3cret-pass@cache.example:6380/2"]),
+    );
+    expect(parse({ mcpServers: servers }).redis).toBeUndefined();
+    expect(problems({ redis: "${NOPE}", mcpServers: servers })).toEqual([
+      'redis: environment variable NOPE is not set. Set it, or remove "redis" to keep state in this process.',
+    ]);
+    const wrong = problems({ redis: "http://:hunter2@host:6379", mcpServers: servers });
+    expect(wrong).toEqual([
+      'redis: not a Redis URL. Write "redis://host:6379/0", or "rediss://…" for TLS (a password as "redis://:${REDIS_PASSWORD}@host:6379/0").',
+    ]);
+    expect(problems({ redis: "redis://host:6379/zero", mcpServers: servers })).toEqual([
+      'redis: the path must be a database number, e.g. "redis://host:6379/0".',
+    ]);
+  });
+
   it("accepts a $schema key", () => {
     expect(() =>
       parse({ $schema: "./schema.json", mcpServers: { a: { command: "x" } } }),
