@@ -26,6 +26,8 @@ export interface CallSpan {
 }
 
 export interface SpanAttributes {
+  /** The MCP method of the request (`mcp.method.name`); tools/call when absent. */
+  method?: string;
   server?: string;
   tool?: string;
   caller?: string;

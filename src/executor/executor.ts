@@ -377,7 +377,7 @@ export class Executor {
     ctx: CallContext,
     run: (session: UpstreamSession, options: RequestOptions) => Promise<T>,
   ): Promise<RelayEnd<T>> {
-    return relayRequest(this.admission, server, what, ctx, run);
+    return relayRequest(this.admission, server, what, ctx, run, this.tracer);
   }
 
   /** Read a resource from the server that lists it (or the one named). */

@@ -9,6 +9,8 @@ import type { Admission } from "./admission.js";
 import type { CallContext } from "./context.js";
 import { relayFailure, SHUTTING_DOWN, type RelayFailure } from "./failures.js";
 import { unavailable } from "./resolve.js";
+import { relaySpans, spanAttributes } from "./trace.js";
+import type { CallTracer } from "./context.js";
 
 /** How a relayed request ended: the upstream's result, or why there is none. */
 export type RelayEnd<T> = { result: T } | { failure: RelayFailure };
@@ -20,9 +22,12 @@ export async function relayRequest<T>(
   what: string,
   ctx: CallContext,
   run: (session: UpstreamSession, options: RequestOptions) => Promise<T>,
+  tracer?: CallTracer,
 ): Promise<RelayEnd<T>> {
   if (!admission.accepting) return { failure: { message: SHUTTING_DOWN, outcome: "cancelled" } };
   const started = performance.now();
+  // Nothing is built for traces while they are off (tracer undefined).
+  const spans = relaySpans(tracer, what, server.name, ctx);
   const redact = (t: string) => admission.log.redact(t);
   const catalog = admission.catalog(ctx);
   const end = await admission.track(ctx, async (signal): Promise<RelayEnd<T>> => {
@@ -39,7 +44,12 @@ export async function relayRequest<T>(
     }
     const timeoutMs = current.config.timeoutMs;
     try {
-      const options = { timeoutMs, signal, ...(ctx.client && { client: ctx.client }) };
+      const options = {
+        timeoutMs,
+        signal,
+        ...(ctx.client && { client: ctx.client }),
+        ...(spans && { traceparent: spans.upstream.traceparent }),
+      };
       return { result: await run(acquired.lease.session, options) };
     } catch (err) {
       if (signal.aborted)
@@ -50,6 +60,15 @@ export async function relayRequest<T>(
     }
   });
   const outcome = "failure" in end ? end.failure.outcome : "ok";
+  if (spans) {
+    const method = what.split(" ")[0];
+    const attributes = {
+      ...spanAttributes(ctx, outcome, { server: server.name }, undefined),
+      method,
+    };
+    spans.upstream.end(attributes);
+    spans.request.end(attributes);
+  }
   const caller = ctx.caller ?? "default";
   admission.log.info(
     `${what} by ${caller}: ${outcome} in ${(performance.now() - started).toFixed(1)} ms`,

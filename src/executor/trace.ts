@@ -30,6 +30,22 @@ export function upstreamSpan(
   return tracer.start(`tools/call ${server}.${tool}`, "client", ctx.span.traceparent);
 }
 
+/**
+ * The spans of a relayed request (prompts/get, resources/read, completion/complete): the
+ * downstream request's (kind server) and, under it, the upstream request it causes (kind client).
+ */
+export function relaySpans(
+  tracer: CallTracer | undefined,
+  what: string,
+  server: string,
+  ctx: CallContext,
+): { request: CallSpan; upstream: CallSpan } | undefined {
+  const request = downstreamSpan(tracer, what, ctx);
+  if (!tracer || !request) return undefined;
+  const method = what.split(" ")[0] ?? what;
+  return { request, upstream: tracer.start(`${method} ${server}`, "client", request.traceparent) };
+}
+
 /** What a span's end records of a call. */
 export function spanAttributes(
   ctx: CallContext,

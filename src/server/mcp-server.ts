@@ -309,6 +309,11 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
       ...(clientId !== undefined && { clientId }),
       confined: options.localClient !== true && ctx.views.profileFor(caller).clientRoots !== true,
     };
+    // describe and resources answer without the executor's call spans: a span of their own.
+    const span =
+      tool === describeTool || tool === resourcesTool
+        ? ctx.executor.tracer?.start(`tools/call ${tool.name}`, "server", traceparent)
+        : undefined;
     const answer = await callWithChannel(ctx, server, req, who, async (client, signal) => {
       try {
         return await tool.handle(args, ctx, {
@@ -324,6 +329,14 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
           `mcpx internal error in ${tool.name}: ${ctx.logger.redact(errorMessage(err))}`,
         );
       }
+    });
+    span?.end({
+      method: "tools/call",
+      tool: tool.name,
+      caller,
+      profile: context.view.profile.name,
+      era: options.era,
+      outcome: isRecord(answer) && answer.isError === true ? "isError" : "ok",
     });
     // The call waits for the client's input (2026-07-28): the client retries with it.
     if (isInputRequiredResult(answer)) return answer;

@@ -90,6 +90,7 @@ function startSpan(
 function spanAttributes(a: SpanAttributes): Record<string, string | number> {
   return {
     "mcpx.outcome": a.outcome,
+    ...(a.method !== undefined && { "mcp.method.name": a.method }),
     ...(a.server !== undefined && { "mcpx.server": a.server }),
     ...(a.tool !== undefined && { "mcpx.tool": a.tool, "gen_ai.tool.name": a.tool }),
     ...(a.caller !== undefined && { "mcpx.caller": a.caller }),

@@ -16,6 +16,7 @@ import {
   writeConfig,
   type Era,
   type Running,
+  type RunningHttp,
 } from "../helpers/proxy.js";
 
 const UI = "io.modelcontextprotocol/ui";
@@ -186,5 +187,73 @@ describe.each(ERAS)("MCP Apps not declared without app upstreams, %s client", (e
     } finally {
       await proxy.close();
     }
+  });
+});
+
+/**
+ * The same relay and direct listing when the app upstreams speak only the 2025 era (the fixture
+ * answers server/discover -32601, so mcpx opens them with initialize), to clients of both eras.
+ */
+describe.each(ERAS)("MCP Apps from 2025-era upstreams, %s client over HTTP", (era) => {
+  const legacyConfig = writeConfig({
+    mcpServers: {
+      apps: { ...fixtureServer("apps.mjs", { APPS_ERA: "legacy" }), apps: "direct" },
+      other: fixtureServer("apps.mjs", { APPS_ERA: "legacy" }),
+    },
+  });
+  let proxy: RunningHttp;
+  let client: Client;
+
+  beforeAll(async () => {
+    proxy = await startHttp(legacyConfig, [], {}, { era });
+    client = proxy.client;
+  });
+  afterAll(async () => {
+    await proxy?.close();
+  });
+
+  it("opens the upstreams in the 2025 era and declares the extension downstream", async () => {
+    const health = (await (await fetch(proxy.url.replace(/\/mcp$/, "/healthz"))).json()) as {
+      servers: Record<string, { era?: string; protocolVersion?: string }>;
+    };
+    for (const server of ["apps", "other"]) {
+      expect(health.servers[server]).toMatchObject({
+        era: "legacy",
+        protocolVersion: "2025-11-25",
+      });
+    }
+    expect(client.getServerCapabilities()?.extensions?.[UI]).toBeDefined();
+  });
+
+  it("lists the app tools directly, resourceUri rewritten under the server", async () => {
+    const { tools } = await client.listTools();
+    expect(
+      tools
+        .map((t) => t.name)
+        .slice(3)
+        .sort(),
+    ).toEqual(["apps__legacy_ui", "apps__weather"]);
+    const weather = tools.find((t) => t.name === "apps__weather")!;
+    expect(weather._meta).toEqual({
+      ui: { resourceUri: "ui://apps/weather/view.html", visibility: ["model", "app"] },
+    });
+    const result = await client.callTool({ name: "apps__weather", arguments: { city: "Oslo" } });
+    expect(result.structuredContent).toEqual({ city: "Oslo", tempC: 21 });
+    expect(metaOf(result)?.["fixture/at"]).toBe("apps");
+  });
+
+  it("relays ui:// reads per server with their _meta.ui", async () => {
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(
+      expect.arrayContaining(["ui://apps/weather/view.html", "ui://other/weather/view.html"]),
+    );
+    const { contents } = await client.readResource({ uri: "ui://other/weather/view.html" });
+    const [c] = contents as { uri: string; mimeType?: string; text?: string }[];
+    expect(c!.uri).toBe("ui://other/weather/view.html");
+    expect(c!.mimeType).toBe(MIME);
+    expect((metaOf(c)?.ui as Record<string, unknown>).csp).toEqual({
+      connectDomains: ["https://api.example.com"],
+      resourceDomains: ["https://cdn.example.com"],
+    });
   });
 });

@@ -20,6 +20,7 @@ import {
   eventually,
   fixtureServer,
   startHttp,
+  startStdio,
   text,
   writeConfig,
   type RunningHttp,
@@ -326,4 +327,40 @@ describe("MCP Tasks extension, 2026-07-28 client over HTTP", () => {
     const meta = answer.result?._meta as Record<string, { uri?: string }> | undefined;
     expect(meta?.["mcpx/task"]?.uri).toMatch(/^mcpx:\/\/tasks\//);
   });
+});
+
+describe("MCP Tasks, 2025-11-25 client over stdio", () => {
+  it("runs call as a task through the SDK client and sends notifications/tasks/status when it ends", async () => {
+    const mcpx = await startStdio(config, [], { era: "legacy" });
+    try {
+      const statuses: z.infer<typeof Task>[] = [];
+      let ended!: () => void;
+      const end = new Promise<void>((resolve) => (ended = resolve));
+      mcpx.client.setNotificationHandler(
+        "notifications/tasks/status",
+        { params: Task },
+        (params) => {
+          statuses.push(params);
+          ended();
+        },
+      );
+      // The CreateTaskResult carries a text block too, so the SDK client takes it as it is.
+      const created = await mcpx.client.request(
+        { method: "tools/call", params: { ...slowCall(300), task: {} } },
+        CreateTask,
+      );
+      expect(created.task.status).toBe("working");
+      await end;
+      expect(statuses).toEqual([
+        expect.objectContaining({ taskId: created.task.taskId, status: "completed" }),
+      ]);
+      const result = await mcpx.client.request(
+        { method: "tasks/result", params: { taskId: created.task.taskId } },
+        ToolResult,
+      );
+      expect(text(result)).toBe("done");
+    } finally {
+      await mcpx.close();
+    }
+  }, 60_000);
 });

@@ -283,3 +283,57 @@ describe("metrics access", () => {
     expect(mcpx.stderr()).toContain(`metrics on http://127.0.0.1:${port}/metrics`);
   });
 });
+
+describe("spans per downstream request", () => {
+  it("gives describe, prompts/get and resources/read a span each, their upstream requests as children", async () => {
+    const otlp = await otlpReceiver();
+    cleanup.push(() => otlp.close());
+    const config = writeConfig({
+      mcpServers: { modern: fixtureServer("modern.mjs") },
+      tracing: { otlp: otlp.url },
+    });
+    const mcpx = await startHttp(config, [], { traceparent: TRACEPARENT }, { era: "legacy" });
+    cleanup.push(() => mcpx.close());
+    await mcpx.client.callTool({ name: "describe", arguments: { method: "modern" } });
+    const prompt = await mcpx.client.getPrompt({
+      name: "modern__greet",
+      arguments: { name: "Ada" },
+    });
+    expect(JSON.stringify(prompt.messages)).toContain("hello Ada");
+    const read = await mcpx.client.readResource({ uri: "modern://readme" });
+    expect(JSON.stringify(read.contents)).toContain("modern readme");
+    await mcpx.close();
+
+    const byName = (name: string) => otlp.spans.find((s) => s.name === name);
+    const describeSpan = byName("tools/call describe");
+    expect(describeSpan).toMatchObject({
+      traceId: CLIENT_TRACE,
+      parentSpanId: CLIENT_SPAN,
+      kind: 2,
+    });
+    expect(attr(describeSpan!, "mcp.method.name")).toBe("tools/call");
+    expect(attr(describeSpan!, "mcpx.tool")).toBe("describe");
+    expect(attr(describeSpan!, "mcpx.outcome")).toBe("ok");
+    expect(attr(describeSpan!, "mcpx.era")).toBe("legacy");
+    for (const [name, method] of [
+      ["prompts/get modern__greet", "prompts/get"],
+      ["resources/read modern://readme", "resources/read"],
+    ] as const) {
+      const request = byName(name);
+      expect(request).toMatchObject({ traceId: CLIENT_TRACE, parentSpanId: CLIENT_SPAN, kind: 2 });
+      const upstream = otlp.spans.filter((s) => s.parentSpanId === request?.spanId);
+      expect(upstream.map((s) => s.name)).toEqual([`${method} modern`]);
+      expect(upstream[0]).toMatchObject({ traceId: CLIENT_TRACE, kind: 3 });
+      for (const span of [request!, upstream[0]!]) {
+        expect(attr(span, "mcp.method.name")).toBe(method);
+        expect(attr(span, "mcpx.server")).toBe("modern");
+        expect(attr(span, "mcpx.caller")).toBe("mcpx-test");
+        expect(attr(span, "mcpx.profile")).toBe("default");
+        expect(attr(span, "mcpx.era")).toBe("legacy");
+        expect(attr(span, "mcpx.outcome")).toBe("ok");
+      }
+    }
+    // Arguments never in a span.
+    expect(JSON.stringify(otlp.spans)).not.toContain("Ada");
+  });
+});

@@ -9,7 +9,7 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import type { CompleteParams } from "../../types.js";
-import { relayError, requestView, type HandlerEnv } from "./env.js";
+import { relayError, requestTrace, requestView, type HandlerEnv } from "./env.js";
 
 /** What a server that offers no completions completes anything with. */
 const NOTHING: CompleteResult = { completion: { values: [], hasMore: false } };
@@ -46,7 +46,13 @@ export function registerCompletionHandler(server: Server, env: HandlerEnv): void
     const end = await env.ctx.executor.relay(
       owner,
       `completion/complete ${ref.type === "ref/prompt" ? ref.name : ref.uri}`,
-      { caller, clientKey, view, signal: req.mcpReq.signal },
+      {
+        caller,
+        clientKey,
+        view,
+        signal: req.mcpReq.signal,
+        trace: requestTrace(env, req, view, request.params._meta),
+      },
       (session, options) => session.complete(forwarded, options),
     );
     if ("failure" in end) {

@@ -9,6 +9,8 @@ import type { CatalogView } from "../../registry/view.js";
 import type { ProxyContext, SessionMemory } from "../context.js";
 import type { Era } from "../../types.js";
 import type { PageCursors } from "./pages.js";
+import type { TraceInput } from "../../executor/context.js";
+import { clientTraceparent } from "../../traceparent.js";
 
 export interface HandlerEnv {
   ctx: ProxyContext;
@@ -45,6 +47,23 @@ export async function startedView(env: HandlerEnv, req: ServerContext) {
     return { caller, clientKey, view };
   await env.ctx.registry.firstLook(names, req.mcpReq.signal);
   return { caller, clientKey, view: env.ctx.views.forCaller(caller) };
+}
+
+/** What a relayed request brings to its trace: the client's traceparent, era and profile. */
+export function requestTrace(
+  env: HandlerEnv,
+  req: ServerContext,
+  view: CatalogView,
+  meta: unknown,
+): TraceInput {
+  // Read only while traces are on: nothing is parsed otherwise.
+  if (!env.ctx.executor.tracer) return {};
+  const traceparent = clientTraceparent(meta, req.http?.req?.headers.get("traceparent"));
+  return {
+    era: env.era,
+    profile: view.profile.name,
+    ...(traceparent !== undefined && { traceparent }),
+  };
 }
 
 /**

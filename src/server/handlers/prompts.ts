@@ -10,7 +10,7 @@ import {
   type Prompt,
   type Server,
 } from "@modelcontextprotocol/server";
-import { listVersions, relayError, startedView, type HandlerEnv } from "./env.js";
+import { listVersions, relayError, requestTrace, startedView, type HandlerEnv } from "./env.js";
 
 export function registerPromptHandlers(server: Server, env: HandlerEnv): void {
   server.setRequestHandler("prompts/list", async (request, req) => {
@@ -49,7 +49,13 @@ export function registerPromptHandlers(server: Server, env: HandlerEnv): void {
     const end = await env.ctx.executor.relay(
       owner,
       `prompts/get ${name}`,
-      { caller, clientKey, view, signal: req.mcpReq.signal },
+      {
+        caller,
+        clientKey,
+        view,
+        signal: req.mcpReq.signal,
+        trace: requestTrace(env, req, view, request.params._meta),
+      },
       (session, options) => session.getPrompt(entry.prompt.name, request.params.arguments, options),
     );
     if ("failure" in end) throw relayError(end.failure);

@@ -12,7 +12,7 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import { appContents } from "../../registry/apps.js";
-import { listVersions, relayError, startedView, type HandlerEnv } from "./env.js";
+import { listVersions, relayError, requestTrace, startedView, type HandlerEnv } from "./env.js";
 
 export function registerResourceHandlers(server: Server, env: HandlerEnv): void {
   const { ctx } = env;
@@ -61,7 +61,13 @@ export function registerResourceHandlers(server: Server, env: HandlerEnv): void 
     const end = await ctx.executor.relay(
       owner,
       `resources/read ${uri}`,
-      { caller, clientKey, view, signal: req.mcpReq.signal },
+      {
+        caller,
+        clientKey,
+        view,
+        signal: req.mcpReq.signal,
+        trace: requestTrace(env, req, view, request.params._meta),
+      },
       (session, options) => session.readResource(target.uri, options),
     );
     if ("failure" in end) throw relayError(end.failure);
