@@ -10,7 +10,7 @@ import type { ProxyContext } from "../server/context.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { DashboardApi } from "./api.js";
 import { Assets } from "./assets.js";
-import { DashboardAuth, type Viewer } from "./auth.js";
+import { DashboardAuth, signedInJson, type Viewer } from "./auth.js";
 import { TokenEconomy } from "./economy.js";
 import { DashboardState, DEFAULT_STATE_LIMITS, type StateLimits } from "./state.js";
 import { DEFAULT_STREAM_LIMITS, EventHub, type StreamLimits } from "./stream.js";
@@ -154,18 +154,7 @@ export function mountDashboard(
   // the Origin check and the SameSite=Strict cookie stand before it too).
   router.post(
     "/api/trust/approve",
-    async (req, res, next) => {
-      // Signed in before the body is read.
-      if (!req.is("application/json")) {
-        res.status(415).json({ error: "Send JSON: Content-Type: application/json." });
-        return;
-      }
-      const viewer = await auth.viewer(req, res, false);
-      if (!viewer) return;
-      res.locals.viewer = viewer;
-      next();
-    },
-    express.json({ limit: "4kb" }),
+    ...signedInJson((req, res) => auth.viewer(req, res, false)),
     (req, res) => {
       const viewer = res.locals.viewer as Viewer;
       try {

@@ -7,14 +7,14 @@
  * store's watcher reconnects the server: its tools reach clients through list_changed. Only the
  * dashboard's signed-in viewer, for a server its profile sees; JSON only, after the Origin check.
  */
-import express, { type Request, type RequestHandler, type Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { errorMessage, signInCommandOf } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView } from "../registry/view.js";
 import { signIn } from "../upstream/oauth/login.js";
 import { scopeUnion } from "../upstream/oauth/step-up.js";
-import type { Viewer } from "./auth.js";
+import { signedInJson, type Viewer } from "./auth.js";
 
 /** What starting a sign-in answers: where to send the browser, or why not. */
 export type SignInStart = { url: string } | { status: 400 | 404 | 409 | 503; error: string };
@@ -91,17 +91,7 @@ export function signInRoute(
   logger: Logger,
 ): RequestHandler[] {
   return [
-    async (req, res, next) => {
-      if (!req.is("application/json")) {
-        res.status(415).json({ error: "Send JSON: Content-Type: application/json." });
-        return;
-      }
-      const viewer = await viewerOf(req, res);
-      if (!viewer) return;
-      res.locals.viewer = viewer;
-      next();
-    },
-    express.json({ limit: "4kb" }),
+    ...signedInJson(viewerOf),
     (req, res) => {
       const viewer = res.locals.viewer as Viewer;
       const name = (req.body as Record<string, unknown> | undefined)?.server;
