@@ -9,7 +9,7 @@
  *
  *   node --import tsx bench/reliability/load.ts [--calls 5000] [--clients 32]
  *        [--stdio-calls 2000] [--in-flight 32] [--ci] [--no-write]
- *   --ci  a short run for CI (1,000 / 300 isolated / 500 stdio calls), RESULTS.md untouched
+ *   --ci  a short run for CI (1,000 / 100 isolated / 500 stdio calls), RESULTS.md untouched
  */
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -59,7 +59,7 @@ const { values: opts } = parseArgs({
 });
 const CALLS = Number(opts.calls ?? (opts.ci ? 1000 : 5000));
 // Isolated spawns one upstream process per call: CI's 2 cores get fewer of them.
-const ISOLATED_CALLS = Number(opts["isolated-calls"] ?? (opts.ci ? 300 : CALLS));
+const ISOLATED_CALLS = Number(opts["isolated-calls"] ?? (opts.ci ? 100 : CALLS));
 const CLIENTS = Number(opts.clients);
 const STDIO_CALLS = Number(opts["stdio-calls"] ?? (opts.ci ? 500 : 2000));
 const IN_FLIGHT = Number(opts["in-flight"]);

@@ -183,7 +183,7 @@ export class AccessTokenVerifier {
             issuer: meta.issuer,
             introspectionEndpoint: meta.introspectionEndpoint,
             jwks: createRemoteJWKSet(new URL(meta.jwksUri), {
-              cooldownDuration: this.options.jwksCooldownMs ?? 30_000,
+              cooldownDuration: this.config.jwksCooldownMs ?? this.options.jwksCooldownMs ?? 30_000,
               timeoutDuration: this.options.fetchTimeoutMs ?? 5_000,
             }),
           };

@@ -267,6 +267,7 @@ function parseAuth(
     audience: auth.oauth.audience,
     scopes: auth.oauth.scopes ?? [],
     callerClaim: auth.oauth.callerClaim ?? "sub",
+    ...(auth.oauth.jwksCooldown !== undefined && { jwksCooldownMs: auth.oauth.jwksCooldown }),
     ...(introspection && clientSecret !== undefined
       ? { introspection: { ...introspection, clientSecret } }
       : {}),

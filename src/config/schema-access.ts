@@ -184,6 +184,15 @@ export const oauthSchema = z.strictObject(
       .describe(
         "Check opaque (non-JWT) access tokens by RFC 7662 introspection at the authorization server; answers are kept until the token's `exp`, at most 60 s. Without it, only JWT access tokens are accepted.",
       ),
+    jwksCooldown: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400_000)
+      .optional()
+      .describe(
+        "ms between two fetches of the issuer's signing keys (JWKS) for a token whose key id mcpx does not know: how soon a rotated-in key is accepted, and how often forged key ids may make mcpx ask. Default 30000.",
+      ),
     callerClaim: z
       .string()
       .min(1)

@@ -137,6 +137,8 @@ export interface OAuthResourceConfig {
   scopes: string[];
   /** The claim naming the caller ("sub" by default). */
   callerClaim: string;
+  /** Least ms between two JWKS fetches for an unknown `kid` (jose's cooldown; default 30 s). */
+  jwksCooldownMs?: number;
   /** RFC 7662 introspection of opaque tokens; the secret is in `Config.secrets` too. */
   introspection?: { endpoint?: string; clientId: string; clientSecret: string };
 }

@@ -47,7 +47,7 @@ function configFor(issuer: string, audience: string) {
     callers: { "ci-bot": "coding" },
     auth: {
       tokens: { [STATIC_TOKEN]: "ops" },
-      oauth: { issuer, audience, scopes: ["mcp:tools"], callerClaim: "sub" },
+      oauth: { issuer, audience, scopes: ["mcp:tools"], callerClaim: "sub", jwksCooldown: 2_000 },
     },
   };
 }
@@ -238,14 +238,15 @@ describe("mcpx as an OAuth protected resource", () => {
     const after = await token();
     expect(decodeProtectedHeader(after).kid).toBe(issuer.kid);
     expect(issuer.kid).not.toBe(oldKid);
-    // jose refetches the key set for a kid it does not know, at most once per 30 s cooldown
-    // since its last fetch (an earlier test's): poll slowly, well within the failure throttle.
+    // jose refetches the key set for a kid it does not know, at most once per cooldown
+    // (`jwksCooldown`, 2 s here) since its last fetch (an earlier test's): poll slowly, well
+    // within the failure throttle.
     await eventually(
       async () =>
         (await rawPost(audience, INITIALIZE, { Authorization: `Bearer ${after}` })).status === 200,
       45_000,
       "a token of the new key to be accepted",
-      2_000,
+      1_000,
     );
     // The refetched set no longer has the old key: its token (not expired) is refused.
     const withdrawn = await rawPost(audience, INITIALIZE, { Authorization: `Bearer ${before}` });

@@ -11,7 +11,7 @@ import {
 } from "../helpers/proxy.js";
 
 describe("process hygiene", () => {
-  it("is back to the pre-warm count after 80 isolated calls, and at zero after shutdown", async () => {
+  it("is back to the pre-warm count after 48 isolated calls, and at zero after shutdown", async () => {
     const file = writeConfig({
       mcpServers: {
         // The bursts grow the spares up to maxSessions; idleTimeout shrinks them back.
@@ -33,9 +33,9 @@ describe("process hygiene", () => {
         expect(r.isError).toBeFalsy();
         pids.add(text(r));
       };
-      for (let batch = 0; batch < 10; batch++) await Promise.all(Array.from({ length: 8 }, one));
+      for (let batch = 0; batch < 6; batch++) await Promise.all(Array.from({ length: 8 }, one));
       // Every call ran in its own process: isolation is real, not a shared session.
-      expect(pids.size).toBe(80);
+      expect(pids.size).toBe(48);
       await eventually(
         () => descendants(proxy.pid).length === 2,
         20_000,
