@@ -1,6 +1,7 @@
 /**
- * Config schema, the access part: profiles (what each caller sees), code mode's limits, callers
- * and auth. The rest of the config document is in schema.ts.
+ * Config schema, the access part: profiles (what each caller sees), code mode's limits, callers,
+ * auth, and the OAuth client a remote server's sign-in uses. The rest of the config document is in
+ * schema.ts.
  */
 import { z } from "zod";
 
@@ -139,6 +140,56 @@ const httpUrl = (what: string, example: string) =>
   });
 
 /** mcpx as an OAuth 2.1 protected resource (RFC 9728): JWT access tokens from one issuer. */
+/** One OAuth scope (RFC 6749 §3.3 scope-token). */
+const scope = z
+  .string()
+  .min(1)
+  .regex(/^[!#-[\]-~]+$/, "a scope is printable ASCII without spaces, quotes or backslashes");
+
+/** A remote server's `oauth`: how `mcpx login` identifies itself to its authorization server. */
+export const oauthClientSchema = z
+  .strictObject({
+    clientId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A client id registered for mcpx at the server's authorization server (redirect URI `http://127.0.0.1/callback`, any port, or `http://127.0.0.1:<callbackPort>/callback`). Used instead of a client ID metadata document or dynamic registration.",
+      ),
+    clientSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The secret of `clientId`, if the authorization server gave one: write `"${VAR}"` (a secret: never shown).',
+      ),
+    scopes: z
+      .array(scope)
+      .optional()
+      .describe(
+        "Scopes `mcpx login` asks for, besides those the server names (its challenge or metadata).",
+      ),
+    clientMetadataUrl: z
+      .url({ protocol: /^https$/, error: "must be an https:// URL with a path" })
+      .optional()
+      .describe(
+        "An https URL where mcpx's OAuth client metadata document is published (Client ID Metadata Documents): the client id at authorization servers that advertise `client_id_metadata_document_supported`; others get dynamic registration.",
+      ),
+    callbackPort: z
+      .number()
+      .int()
+      .min(1)
+      .max(65_535)
+      .optional()
+      .describe(
+        "A fixed port for the loopback redirect (`http://127.0.0.1:<port>/callback`), for an authorization server that matches redirect URIs exactly. Default: a free port per sign-in.",
+      ),
+  })
+  .optional()
+  .describe(
+    "How `mcpx login` identifies itself to the server's authorization server: a configured client id > a client ID metadata document > dynamic client registration.",
+  );
+
 export const oauthSchema = z.strictObject(
   {
     issuer: httpUrl(
@@ -154,15 +205,7 @@ export const oauthSchema = z.strictObject(
       "This server's MCP URL as clients reach it (e.g. `https://mcp.example.com/mcp`): the `resource` clients ask tokens for (RFC 8707) and the `aud` a token must carry.",
     ),
     scopes: z
-      .array(
-        z
-          .string()
-          .min(1)
-          .regex(
-            /^[!#-[\]-~]+$/,
-            "a scope is printable ASCII without spaces, quotes or backslashes",
-          ),
-      )
+      .array(scope)
       .optional()
       .describe(
         "Scopes every token must carry (`scope` or `scp` claim); a token without them gets 403 `insufficient_scope`. Default: none.",

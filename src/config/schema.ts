@@ -9,7 +9,7 @@ export {
   profileToolsSchema,
   trustModeSchema,
 } from "./schema-access.js";
-import { trustModeSchema } from "./schema-access.js";
+import { oauthClientSchema, trustModeSchema } from "./schema-access.js";
 
 /** Server names prefix tool refs (`server.tool`), so they cannot contain dots. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
@@ -172,48 +172,7 @@ const remoteShape = {
   headers: stringMap
     .optional()
     .describe("What to send with every request (`${VAR}` expands; values are secrets)."),
-  oauth: z
-    .strictObject({
-      clientId: z
-        .string()
-        .min(1)
-        .optional()
-        .describe(
-          "A client id registered for mcpx at the server's authorization server (redirect URI `http://127.0.0.1/callback`, any port, or `http://127.0.0.1:<callbackPort>/callback`). Used instead of a client ID metadata document or dynamic registration.",
-        ),
-      clientSecret: z
-        .string()
-        .min(1)
-        .optional()
-        .describe(
-          'The secret of `clientId`, if the authorization server gave one: write `"${VAR}"` (a secret: never shown).',
-        ),
-      scopes: z
-        .array(z.string().regex(/^[!#-[\]-~]+$/, "a scope is printable ASCII without spaces"))
-        .optional()
-        .describe(
-          "Scopes `mcpx login` asks for, besides those the server names (its challenge or metadata).",
-        ),
-      clientMetadataUrl: z
-        .url({ protocol: /^https$/, error: "must be an https:// URL with a path" })
-        .optional()
-        .describe(
-          "An https URL where mcpx's OAuth client metadata document is published (Client ID Metadata Documents): the client id at authorization servers that advertise `client_id_metadata_document_supported`; others get dynamic registration.",
-        ),
-      callbackPort: z
-        .number()
-        .int()
-        .min(1)
-        .max(65_535)
-        .optional()
-        .describe(
-          "A fixed port for the loopback redirect (`http://127.0.0.1:<port>/callback`), for an authorization server that matches redirect URIs exactly. Default: a free port per sign-in.",
-        ),
-    })
-    .optional()
-    .describe(
-      "How `mcpx login` identifies itself to the server's authorization server: a configured client id > a client ID metadata document > dynamic client registration.",
-    ),
+  oauth: oauthClientSchema,
 };
 
 /** Every value `type` may take. */
