@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAuthServer, type AuthServer } from "../helpers/oidc.js";
+import { processesMentioning } from "../helpers/procfs.js";
 import {
   eventually,
   MCPX,
@@ -70,6 +71,8 @@ describe("mcpx login in a real browser", () => {
     );
     const env = { XDG_STATE_HOME: state };
     const running = await startStdio(config, [], { env });
+    // Chromium's profile and temp files land here; its command line names it.
+    const browserTmp = tempDir();
     let browserPid: number | undefined;
     try {
       let notified = 0;
@@ -88,8 +91,7 @@ describe("mcpx login in a real browser", () => {
           BROWSER_LOGIN: "user-1",
           BROWSER_PASSWORD: PASSWORD,
           MCPX_CHROMIUM: CHROMIUM,
-          // Chromium's temp files land in a folder the test removes.
-          TMPDIR: tempDir(),
+          TMPDIR: browserTmp,
         },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -129,7 +131,20 @@ describe("mcpx login in a real browser", () => {
       expect(text(whoami)).toContain("user-1");
       expect(as.signIns()).toBe(1);
     } finally {
-      if (browserPid !== undefined && alive(browserPid)) process.kill(browserPid, "SIGKILL");
+      // On a failure the browser may still be running: SIGTERM lets playwright close Chromium,
+      // which must be gone before its profile folder can be removed.
+      if (browserPid !== undefined && alive(browserPid)) process.kill(browserPid, "SIGTERM");
+      await eventually(
+        () =>
+          processesMentioning(browserTmp).length === 0 &&
+          (browserPid === undefined || !alive(browserPid)),
+        15_000,
+        "the browser and Chromium to exit",
+      ).catch(() => {
+        const left = processesMentioning(browserTmp);
+        if (browserPid !== undefined && alive(browserPid)) left.push(browserPid);
+        for (const pid of left) process.kill(pid, "SIGKILL");
+      });
       await running.close();
     }
   }, 120_000);

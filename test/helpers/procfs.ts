@@ -2,7 +2,7 @@
  * Process facts from /proc (Linux), for runs that must prove they left nothing behind and did
  * not grow: a process's memory, and a process identity that survives pid reuse.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Resident memory of `pid` now and at its peak (VmRSS, VmHWM), in bytes; undefined once gone. */
 export function memoryOf(pid: number): { rss: number; peak: number } | undefined {
@@ -65,4 +65,18 @@ export class SeenProcesses {
     }
     return left;
   }
+}
+
+/** Pids of running processes whose command line mentions `text` (a temp folder, say). */
+export function processesMentioning(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) pids.push(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return pids;
 }
