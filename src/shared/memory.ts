@@ -2,7 +2,14 @@
  * Shared state kept in this process only: today's behaviour, and the default without `redis`.
  */
 import { LRUCache } from "lru-cache";
-import type { Gone, KeptLimits, KeptStore, SharedState, SharedStatus } from "./types.js";
+import type {
+  Gone,
+  KeptLimits,
+  KeptStore,
+  SharedState,
+  SharedStatus,
+  SharedValues,
+} from "./types.js";
 
 /** Forgotten ids remembered (per store) so their owner hears why, not just "not found". */
 const MAX_GONE = 1000;
@@ -55,9 +62,52 @@ function key(scope: string, id: string): string {
   return `${scope}\u0000${id}`;
 }
 
+/** Values in this process, each with its expiry time (ms on `now`'s clock), checked on read. */
+export class MemoryValues implements SharedValues {
+  private readonly entries = new Map<string, { value: string; until: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get(key: string): Promise<string | undefined> {
+    return Promise.resolve(this.live(key)?.value);
+  }
+
+  set(key: string, value: string, ttlMs?: number): Promise<void> {
+    this.entries.set(key, { value, until: ttlMs === undefined ? Infinity : this.now() + ttlMs });
+    return Promise.resolve();
+  }
+
+  setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
+    if (this.live(key)) return Promise.resolve(false);
+    return this.set(key, value, ttlMs).then(() => true);
+  }
+
+  delete(key: string): Promise<void> {
+    this.entries.delete(key);
+    return Promise.resolve();
+  }
+
+  private live(key: string): { value: string; until: number } | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.until <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+}
+
 /** Shared state of this process alone. */
 export class MemoryShared implements SharedState {
+  private readonly valueSets = new Map<string, MemoryValues>();
+
   constructor(private readonly now: () => number = Date.now) {}
+
+  values(name: string): SharedValues {
+    let set = this.valueSets.get(name);
+    if (!set) this.valueSets.set(name, (set = new MemoryValues(this.now)));
+    return set;
+  }
 
   kept<T extends object>(_name: string, limits: KeptLimits): KeptStore<T> {
     return new MemoryKept<T>(limits, this.now);

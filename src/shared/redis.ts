@@ -18,7 +18,9 @@ import {
   type KeptStore,
   type SharedState,
   type SharedStatus,
+  type SharedValues,
 } from "./types.js";
+import { RedisValues } from "./redis-values.js";
 
 /** How long a command may wait for Redis before it fails (a stopped, not closed, server). */
 const COMMAND_TIMEOUT_MS = 3_000;
@@ -237,6 +239,10 @@ export class RedisShared implements SharedState {
         this.logger.warn(`Redis: a ${topic} message failed: ${errorMessage(err)}`);
       }
     }
+  }
+
+  values(name: string): SharedValues {
+    return new RedisValues(this, `${this.prefix}values:${name}:`);
   }
 
   kept<T extends object>(name: string, limits: KeptLimits): KeptStore<T> {

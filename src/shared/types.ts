@@ -29,6 +29,20 @@ export interface KeptStore<T> {
   get(scope: string, id: string): Promise<T | { gone: Gone } | undefined>;
 }
 
+/**
+ * Small string values under keys, with an optional lifetime (a session's log level, a lock's
+ * holder, an encrypted token). Every method rejects with {@link SharedUnavailableError} when the
+ * store cannot be reached. Keys are the caller's to scope: put the caller or session in them.
+ */
+export interface SharedValues {
+  get(key: string): Promise<string | undefined>;
+  /** Keep `value` under `key` (replacing any), for `ttlMs` when given, else until deleted. */
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /** Keep `value` only if `key` holds nothing now (a lock); true when it was kept. */
+  setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean>;
+  delete(key: string): Promise<void>;
+}
+
 /** Where shared state lives and whether it can be reached now (for /healthz and the dashboard). */
 export interface SharedStatus {
   /** "memory": this process only; "redis": shared by every replica configured with it. */
@@ -46,6 +60,8 @@ export interface SharedStatus {
 export interface SharedState {
   /** A bounded kept store named `name` (e.g. "results"), serializing values as JSON in Redis. */
   kept<T extends object>(name: string, limits: KeptLimits): KeptStore<T>;
+  /** Values named `name` (e.g. "log-levels"), each set apart from the others. */
+  values(name: string): SharedValues;
   /**
    * Send `message` (JSON) on `topic` to every OTHER replica, in order (Redis pub/sub); in this
    * process alone there is no other replica and nothing is sent. Rejects with
