@@ -58,7 +58,9 @@ export class LegacyEndpoint {
   private readonly sessions: LegacySessionTable;
   private readonly sweeper: NodeJS.Timeout;
   /** Requests to clients (elicitation, …) whose answers this replica waits for. */
-  private readonly routes = new ResponseRoutes();
+  private readonly routes: ResponseRoutes;
+  /** Stop hearing answers other replicas forward here. */
+  private readonly unlistenAnswers: () => void;
   /** The SDK servers of sessions live here, kept between their requests. */
   private readonly servers: SessionServers;
   /** Stop hearing other replicas (cancellations, DELETE) through shared state. */
@@ -69,6 +71,10 @@ export class LegacyEndpoint {
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
+    this.routes = this.answerRoutes();
+    this.unlistenAnswers =
+      ctx.shared?.listen(answersTopic(this.routes.replica), (m) => this.answerFromReplica(m)) ??
+      (() => {});
     this.servers = new SessionServers(ctx, this.routes, options.maxKeptServers);
     // A session that ends here takes its upstream sessions (the `client` policy) and its kept
     // server with it.
@@ -100,6 +106,37 @@ export class LegacyEndpoint {
     const id = message.id;
     if (message.kind === "cancel" && (typeof id === "string" || typeof id === "number"))
       this.sessions.peek(message.sid)?.calls.get(id)?.();
+  }
+
+  /**
+   * The table of this replica's requests to clients. With Redis, an answer that lands on another
+   * replica is forwarded here (its wire id names this replica), so each request waits to be sent
+   * until this replica's subscription is acknowledged: a forwarded answer is never published
+   * before anyone listens. Redis unreachable: sent anyway (an answer landing here still works).
+   */
+  private answerRoutes(): ResponseRoutes {
+    const shared = this.ctx.shared;
+    if (shared?.status().store !== "redis") return new ResponseRoutes();
+    const routes: ResponseRoutes = new ResponseRoutes({
+      listening: () =>
+        shared.listening(answersTopic(routes.replica)).catch((err: unknown) => {
+          this.ctx.logger.debug(
+            `asking a client without a route back through Redis: ${errorMessage(err)}`,
+          );
+        }),
+    });
+    return routes;
+  }
+
+  /** An answer another replica got for a request an exchange here sent its client. */
+  private answerFromReplica(message: unknown): void {
+    if (!isRecord(message) || typeof message.sid !== "string" || !isRecord(message.answer)) return;
+    if (!this.tokens.verify(message.sid, this.options.now())) return;
+    if (!this.routes.deliver(message.sid, message.answer as JSONRPCMessage)) {
+      this.ctx.logger.info(
+        "an answer forwarded by another replica found no exchange waiting for it here (it timed out or was cancelled): dropped",
+      );
+    }
   }
 
   /** Tell the other replicas (when they share state through Redis); a failure is only logged. */
@@ -158,6 +195,7 @@ export class LegacyEndpoint {
   close(): void {
     clearInterval(this.sweeper);
     this.unlisten();
+    this.unlistenAnswers();
     this.sessions.closeAll();
     this.servers.closeAll();
   }
@@ -206,10 +244,13 @@ export class LegacyEndpoint {
       if (end) end();
       else this.broadcast({ kind: "cancel", sid, id });
     }
-    this.fromClient(sid, messages);
+    const unforwarded = await this.fromClient(sid, messages);
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
-    if (body !== undefined && messages.every((m) => !isRequest(m)))
+    if (body !== undefined && messages.every((m) => !isRequest(m))) {
+      // An answer that could not reach the replica that asked: the client hears why (Redis).
+      if (unforwarded) return rpcError(503, -32000, unforwarded);
       return new Response(null, { status: 202 });
+    }
     // A single request can be cancelled by id; a batch shares its stream with requests that
     // were not cancelled, so it is not tracked.
     const id = messages.length === 1 ? requestId(messages[0]) : undefined;
@@ -325,22 +366,51 @@ export class LegacyEndpoint {
   }
 
   /**
-   * What a client POSTs besides requests: answers to requests an exchange here sent it (one that
-   * asked on another replica, or gave up, cannot be reached: the answer is dropped and logged),
-   * and news of changed roots, for the upstream sessions of its calls.
+   * What a client POSTs besides requests: answers to requests an exchange here sent it, or
+   * (Redis) another replica's exchange, forwarded there; and news of changed roots, for the
+   * upstream sessions of its calls. An answer nobody waits for is dropped and logged. Returns why
+   * an answer could not be forwarded (Redis unreachable), if one could not.
    */
-  private fromClient(sid: string, messages: unknown[]): void {
+  private async fromClient(sid: string, messages: unknown[]): Promise<string | undefined> {
+    let unforwarded: string | undefined;
     for (const m of messages) {
       if (!isRecord(m)) continue;
       if (m.method === "notifications/roots/list_changed") this.ctx.registry.rootsChanged(sid);
       if (m.method !== undefined || (m.result === undefined && m.error === undefined)) continue;
-      if (!this.routes.deliver(sid, m as JSONRPCMessage)) {
+      if (this.routes.deliver(sid, m as JSONRPCMessage)) continue;
+      const asker = ResponseRoutes.replicaOf(m.id);
+      const shared = this.ctx.shared;
+      if (
+        asker === undefined ||
+        asker === this.routes.replica ||
+        shared?.status().store !== "redis"
+      ) {
         this.ctx.logger.info(
           "an HTTP client answered a request no exchange on this replica waits for (asked on another replica, or it timed out): dropped",
         );
+        continue;
+      }
+      // The session id travels with it: the asking replica matches session and wire id, so an
+      // answer counts only for a request sent to this very session.
+      try {
+        const heard = await shared.send(answersTopic(asker), { sid, answer: m });
+        if (heard === 0) {
+          this.ctx.logger.info(
+            `an HTTP client answered a request no exchange on this replica waits for; replica ${asker}, which asked, no longer listens (it stopped): dropped`,
+          );
+        }
+      } catch (err) {
+        unforwarded = `This answer could not reach the mcpx replica that asked (${asker}): ${errorMessage(err)}`;
+        this.ctx.logger.warn(unforwarded);
       }
     }
+    return unforwarded;
   }
+}
+
+/** Shared-state topic on which a replica hears answers to its requests that other replicas got. */
+function answersTopic(replica: string): string {
+  return `legacy-answers:${replica}`;
 }
 
 interface InitializeParams {
