@@ -4,7 +4,8 @@
  * the session's initialize said (session-token.ts); the replica keeps that server for the
  * session's next requests (session-servers.ts) and builds it anew from the id on a miss. Any
  * replica with the same key serves any request of any session. What needs one connection stays on the replica that has it: the
- * GET stream (list_changed), and the calls a `notifications/cancelled` can stop.
+ * GET stream (list_changed), and the calls a `notifications/cancelled` can stop. With Redis, a
+ * cancellation, a DELETE and a client's answer to a request another replica asked reach it.
  */
 import {
   isInitializeRequest,
