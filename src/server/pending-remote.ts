@@ -156,6 +156,11 @@ export class RemoteRetries {
           ),
         );
     if (typeof m.from !== "string" || typeof m.caller !== "string") return;
+    // Only a call held here: a state naming another replica is never forwarded on (no loops).
+    if (!isRecord(m.state) || m.state.r !== this.options.replica) {
+      answer({ error: "mcpx bug: a retry forwarded to a replica that does not hold its call" });
+      return;
+    }
     if (this.running.size >= maxRunning) {
       answer({
         result: textResult(
