@@ -13,7 +13,6 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
-  type JSONRPCMessage,
   type Server,
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
@@ -22,7 +21,8 @@ import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { LegacySessionTable } from "./legacy-sessions.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
-import { ResponseRoutes, SeededTransport } from "./seeded-transport.js";
+import { SeededTransport } from "./seeded-transport.js";
+import { LegacyAnswers } from "./legacy-answers.js";
 import { SessionServers, type Exchange, type Session } from "./session-servers.js";
 import { SessionTokens, type SessionClaims } from "./session-token.js";
 import { isRecord } from "../json.js";
@@ -58,10 +58,8 @@ export class LegacyEndpoint {
   private readonly tokens: SessionTokens;
   private readonly sessions: LegacySessionTable;
   private readonly sweeper: NodeJS.Timeout;
-  /** Requests to clients (elicitation, …) whose answers this replica waits for. */
-  private readonly routes: ResponseRoutes;
-  /** Stop hearing answers other replicas forward here. */
-  private readonly unlistenAnswers: () => void;
+  /** Requests to clients (elicitation, …) whose answers this replica (or, Redis, another) gets. */
+  private readonly answers: LegacyAnswers;
   /** The SDK servers of sessions live here, kept between their requests. */
   private readonly servers: SessionServers;
   /** Stop hearing other replicas (cancellations, DELETE) through shared state. */
@@ -72,11 +70,8 @@ export class LegacyEndpoint {
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
-    this.routes = this.answerRoutes();
-    this.unlistenAnswers =
-      ctx.shared?.listen(answersTopic(this.routes.replica), (m) => this.answerFromReplica(m)) ??
-      (() => {});
-    this.servers = new SessionServers(ctx, this.routes, options.maxKeptServers);
+    this.answers = new LegacyAnswers(ctx, (sid) => !!this.tokens.verify(sid, options.now()));
+    this.servers = new SessionServers(ctx, this.answers.routes, options.maxKeptServers);
     // A session that ends here takes its upstream sessions (the `client` policy) and its kept
     // server with it.
     this.sessions = new LegacySessionTable({
@@ -107,37 +102,6 @@ export class LegacyEndpoint {
     const id = message.id;
     if (message.kind === "cancel" && (typeof id === "string" || typeof id === "number"))
       this.sessions.peek(message.sid)?.calls.get(id)?.();
-  }
-
-  /**
-   * The table of this replica's requests to clients. With Redis, an answer that lands on another
-   * replica is forwarded here (its wire id names this replica), so each request waits to be sent
-   * until this replica's subscription is acknowledged: a forwarded answer is never published
-   * before anyone listens. Redis unreachable: sent anyway (an answer landing here still works).
-   */
-  private answerRoutes(): ResponseRoutes {
-    const shared = this.ctx.shared;
-    if (shared?.status().store !== "redis") return new ResponseRoutes();
-    const routes: ResponseRoutes = new ResponseRoutes({
-      listening: () =>
-        shared.listening(answersTopic(routes.replica)).catch((err: unknown) => {
-          this.ctx.logger.debug(
-            `asking a client without a route back through Redis: ${errorMessage(err)}`,
-          );
-        }),
-    });
-    return routes;
-  }
-
-  /** An answer another replica got for a request an exchange here sent its client. */
-  private answerFromReplica(message: unknown): void {
-    if (!isRecord(message) || typeof message.sid !== "string" || !isRecord(message.answer)) return;
-    if (!this.tokens.verify(message.sid, this.options.now())) return;
-    if (!this.routes.deliver(message.sid, message.answer as JSONRPCMessage)) {
-      this.ctx.logger.info(
-        "an answer forwarded by another replica found no exchange waiting for it here (it timed out or was cancelled): dropped",
-      );
-    }
   }
 
   /** Tell the other replicas (when they share state through Redis); a failure is only logged. */
@@ -196,7 +160,7 @@ export class LegacyEndpoint {
   close(): void {
     clearInterval(this.sweeper);
     this.unlisten();
-    this.unlistenAnswers();
+    this.answers.close();
     this.sessions.closeAll();
     this.servers.closeAll();
   }
@@ -351,7 +315,10 @@ export class LegacyEndpoint {
     });
     await server.connect(
       session
-        ? new SeededTransport(transport, session.claims, { sid: session.sid, routes: this.routes })
+        ? new SeededTransport(transport, session.claims, {
+            sid: session.sid,
+            routes: this.answers.routes,
+          })
         : transport,
     );
     return {
@@ -367,10 +334,9 @@ export class LegacyEndpoint {
   }
 
   /**
-   * What a client POSTs besides requests: answers to requests an exchange here sent it, or
-   * (Redis) another replica's exchange, forwarded there; and news of changed roots, for the
-   * upstream sessions of its calls. An answer nobody waits for is dropped and logged. Returns why
-   * an answer could not be forwarded (Redis unreachable), if one could not.
+   * What a client POSTs besides requests: answers to requests an exchange here or (Redis) on
+   * another replica sent it (legacy-answers.ts), and news of changed roots, for the upstream
+   * sessions of its calls. Returns why an answer could not be forwarded, if one could not.
    */
   private async fromClient(sid: string, messages: unknown[]): Promise<string | undefined> {
     let unforwarded: string | undefined;
@@ -378,40 +344,10 @@ export class LegacyEndpoint {
       if (!isRecord(m)) continue;
       if (m.method === "notifications/roots/list_changed") this.ctx.registry.rootsChanged(sid);
       if (m.method !== undefined || (m.result === undefined && m.error === undefined)) continue;
-      if (this.routes.deliver(sid, m as JSONRPCMessage)) continue;
-      const asker = ResponseRoutes.replicaOf(m.id);
-      const shared = this.ctx.shared;
-      if (
-        asker === undefined ||
-        asker === this.routes.replica ||
-        shared?.status().store !== "redis"
-      ) {
-        this.ctx.logger.info(
-          "an HTTP client answered a request no exchange on this replica waits for (asked on another replica, or it timed out): dropped",
-        );
-        continue;
-      }
-      // The session id travels with it: the asking replica matches session and wire id, so an
-      // answer counts only for a request sent to this very session.
-      try {
-        const heard = await shared.send(answersTopic(asker), { sid, answer: m });
-        if (heard === 0) {
-          this.ctx.logger.info(
-            `an HTTP client answered a request no exchange on this replica waits for; replica ${asker}, which asked, no longer listens (it stopped): dropped`,
-          );
-        }
-      } catch (err) {
-        unforwarded = `This answer could not reach the mcpx replica that asked (${asker}): ${errorMessage(err)}`;
-        this.ctx.logger.warn(unforwarded);
-      }
+      unforwarded = (await this.answers.take(sid, m)) ?? unforwarded;
     }
     return unforwarded;
   }
-}
-
-/** Shared-state topic on which a replica hears answers to its requests that other replicas got. */
-function answersTopic(replica: string): string {
-  return `legacy-answers:${replica}`;
 }
 
 interface InitializeParams {
