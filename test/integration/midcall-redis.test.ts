@@ -3,20 +3,21 @@
  * redis-server, two mcpx replicas with `"redis"` in one config, behind real nginx round-robin
  * (examples/nginx/mcpx.conf), an upstream that asks (modern.mjs `ask`) and a real SDK client
  * answering. Round-robin sends a client's answer (2025) or retry (2026-07-28) to the other
- * replica than its tools/call, which the test checks in nginx's X-Replica header: the answer
- * reaches the replica that asked through Redis and the call completes with it. A client of
- * another session cannot answer the request; with Redis stopped, the answer or retry fails
- * saying Redis is unreachable.
+ * replica than its tools/call (elicitation, sampling and roots), which the test checks in
+ * nginx's X-Replica header: the answer reaches the replica that asked through Redis and the call
+ * completes with it. A client of another session cannot answer the request; with Redis stopped,
+ * the answer or retry fails saying Redis is unreachable.
  *
  * Needs nginx and redis-server; skipped without them, except with MCPX_REQUIRE_NGINX=1 (.ci/run).
  */
+import { pathToFileURL } from "node:url";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { askingClient, callTool } from "../helpers/asking.js";
 import { eraOf, newClient, type Era } from "../helpers/clients.js";
 import { eventually } from "../helpers/eventually.js";
 import { findNginx, serialFetch, startNginx, type RunningNginx } from "../helpers/nginx.js";
-import { fixtureServer, stop, text, writeConfig } from "../helpers/proxy.js";
+import { fixtureServer, stop, tempDir, text, writeConfig } from "../helpers/proxy.js";
 import { findRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
 import { startReplica, type Replica } from "../helpers/replicas.js";
 
@@ -25,6 +26,10 @@ const REDIS = findRedis();
 const REQUIRED = process.env.MCPX_REQUIRE_NGINX === "1";
 /** How long a relayed question waits for its answer (the server's call timeout). */
 const TIMEOUT_MS = 4_000;
+
+/** The server's configured root, and the client's own root inside it. */
+const ROOT = pathToFileURL(tempDir()).href;
+const CLIENT_ROOT = `${ROOT}/project`;
 
 const ready = Boolean(NGINX && REDIS);
 if (!ready && !REQUIRED) {
@@ -44,7 +49,10 @@ describe.skipIf(!ready && !REQUIRED)("mid-call questions answered through anothe
     const file = writeConfig({
       sessionSecret: "midcall-redis-secret-0123456789abcdef0123456789abcdef",
       redis: redis.url,
-      mcpServers: { modern: { ...fixtureServer("modern.mjs"), timeout: TIMEOUT_MS } },
+      // Configured roots: over HTTP a client's roots are held within them (none: never asked).
+      mcpServers: {
+        modern: { ...fixtureServer("modern.mjs"), timeout: TIMEOUT_MS, roots: [ROOT] },
+      },
       compression: { results: "off" },
       callers: { alice: "default", bob: "default" },
     });
@@ -87,13 +95,16 @@ describe.skipIf(!ready && !REQUIRED)("mid-call questions answered through anothe
   const KINDS = [
     { kind: "elicit", method: "elicitation/create", answer: '"answer":"roaming"' },
     { kind: "sample", method: "sampling/createMessage", answer: "sampled by roaming" },
+    { kind: "roots", method: "roots/list", answer: CLIENT_ROOT },
   ];
 
   describe.each(["legacy", "modern"] as const)("a %s client", (era) => {
     it.each(KINDS)(
       "answers $method through the other replica, and the call completes with its answer",
       async ({ kind, method, answer }) => {
-        const { client, asked } = askingClient(era, "roaming");
+        const { client, asked } = askingClient(era, "roaming", {
+          roots: () => [{ uri: CLIENT_ROOT }],
+        });
         const { lb } = await connect(client, "alice");
         const result = await callTool(client, "modern.ask", { kind });
         expect(result.isError, text(result)).toBeFalsy();
