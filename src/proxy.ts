@@ -121,7 +121,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const schemas = new SchemaCompiler({ mode: config.compression.schemas });
   const views = new CatalogViews(registry, config, { onClash: (message) => logger.warn(message) });
-  const pending = new PendingCalls({ key: sessionKey(config), logger });
+  const pending = new PendingCalls({ key: sessionKey(config), shared, logger });
   const context: ProxyContext = {
     config,
     logger,

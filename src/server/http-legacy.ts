@@ -4,7 +4,8 @@
  * the session's initialize said (session-token.ts); the replica keeps that server for the
  * session's next requests (session-servers.ts) and builds it anew from the id on a miss. Any
  * replica with the same key serves any request of any session. What needs one connection stays on the replica that has it: the
- * GET stream (list_changed), and the calls a `notifications/cancelled` can stop.
+ * GET stream (list_changed), and the calls a `notifications/cancelled` can stop. With Redis, a
+ * cancellation, a DELETE and a client's answer to a request another replica asked reach it.
  */
 import {
   isInitializeRequest,
@@ -12,7 +13,6 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
-  type JSONRPCMessage,
   type Server,
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
@@ -21,7 +21,8 @@ import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { LegacySessionTable } from "./legacy-sessions.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
-import { ResponseRoutes, SeededTransport } from "./seeded-transport.js";
+import { SeededTransport } from "./seeded-transport.js";
+import { LegacyAnswers } from "./legacy-answers.js";
 import { SessionServers, type Exchange, type Session } from "./session-servers.js";
 import { SessionTokens, type SessionClaims } from "./session-token.js";
 import { isRecord } from "../json.js";
@@ -57,8 +58,8 @@ export class LegacyEndpoint {
   private readonly tokens: SessionTokens;
   private readonly sessions: LegacySessionTable;
   private readonly sweeper: NodeJS.Timeout;
-  /** Requests to clients (elicitation, …) whose answers this replica waits for. */
-  private readonly routes = new ResponseRoutes();
+  /** Requests to clients (elicitation, …) whose answers this replica (or, Redis, another) gets. */
+  private readonly answers: LegacyAnswers;
   /** The SDK servers of sessions live here, kept between their requests. */
   private readonly servers: SessionServers;
   /** Stop hearing other replicas (cancellations, DELETE) through shared state. */
@@ -69,7 +70,8 @@ export class LegacyEndpoint {
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
-    this.servers = new SessionServers(ctx, this.routes, options.maxKeptServers);
+    this.answers = new LegacyAnswers(ctx, (sid) => !!this.tokens.verify(sid, options.now()));
+    this.servers = new SessionServers(ctx, this.answers.routes, options.maxKeptServers);
     // A session that ends here takes its upstream sessions (the `client` policy) and its kept
     // server with it.
     this.sessions = new LegacySessionTable({
@@ -158,6 +160,7 @@ export class LegacyEndpoint {
   close(): void {
     clearInterval(this.sweeper);
     this.unlisten();
+    this.answers.close();
     this.sessions.closeAll();
     this.servers.closeAll();
   }
@@ -206,10 +209,13 @@ export class LegacyEndpoint {
       if (end) end();
       else this.broadcast({ kind: "cancel", sid, id });
     }
-    this.fromClient(sid, messages);
+    const unforwarded = await this.fromClient(sid, messages);
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
-    if (body !== undefined && messages.every((m) => !isRequest(m)))
+    if (body !== undefined && messages.every((m) => !isRequest(m))) {
+      // An answer that could not reach the replica that asked: the client hears why (Redis).
+      if (unforwarded) return rpcError(503, -32000, unforwarded);
       return new Response(null, { status: 202 });
+    }
     // A single request can be cancelled by id; a batch shares its stream with requests that
     // were not cancelled, so it is not tracked.
     const id = messages.length === 1 ? requestId(messages[0]) : undefined;
@@ -309,7 +315,10 @@ export class LegacyEndpoint {
     });
     await server.connect(
       session
-        ? new SeededTransport(transport, session.claims, { sid: session.sid, routes: this.routes })
+        ? new SeededTransport(transport, session.claims, {
+            sid: session.sid,
+            routes: this.answers.routes,
+          })
         : transport,
     );
     return {
@@ -325,21 +334,19 @@ export class LegacyEndpoint {
   }
 
   /**
-   * What a client POSTs besides requests: answers to requests an exchange here sent it (one that
-   * asked on another replica, or gave up, cannot be reached: the answer is dropped and logged),
-   * and news of changed roots, for the upstream sessions of its calls.
+   * What a client POSTs besides requests: answers to requests an exchange here or (Redis) on
+   * another replica sent it (legacy-answers.ts), and news of changed roots, for the upstream
+   * sessions of its calls. Returns why an answer could not be forwarded, if one could not.
    */
-  private fromClient(sid: string, messages: unknown[]): void {
+  private async fromClient(sid: string, messages: unknown[]): Promise<string | undefined> {
+    let unforwarded: string | undefined;
     for (const m of messages) {
       if (!isRecord(m)) continue;
       if (m.method === "notifications/roots/list_changed") this.ctx.registry.rootsChanged(sid);
       if (m.method !== undefined || (m.result === undefined && m.error === undefined)) continue;
-      if (!this.routes.deliver(sid, m as JSONRPCMessage)) {
-        this.ctx.logger.info(
-          "an HTTP client answered a request no exchange on this replica waits for (asked on another replica, or it timed out): dropped",
-        );
-      }
+      unforwarded = (await this.answers.take(sid, m)) ?? unforwarded;
     }
+    return unforwarded;
   }
 }
 

@@ -4,7 +4,8 @@
  * person), the tools/call answers `input_required` with the questions and a signed
  * `requestState`, the upstream call keeps waiting here, and the client's retry brings the
  * answers. The table is this replica's alone, bounded, and its entries expire with the call's
- * timeout; a retry that reaches another replica, or comes too late, gets a clean isError.
+ * timeout. A retry that reaches another replica is forwarded here through Redis (with `redis`:
+ * pending-remote.ts), else it gets a clean isError; one that comes too late gets one too.
  */
 import { createHmac, randomUUID } from "node:crypto";
 import {
@@ -25,6 +26,8 @@ import {
 } from "../upstream/channel.js";
 import { textResult, type ToolResult } from "../types.js";
 import { isRecord } from "../json.js";
+import { SharedUnavailableError, type SharedState } from "../shared/types.js";
+import { RemoteRetries } from "./pending-remote.js";
 
 /** What a requestState names: replica, call, caller, and when the call stops waiting (ms). */
 interface CallState {
@@ -54,6 +57,8 @@ export interface PendingOptions {
   key: Buffer;
   /** Calls that may wait for their client at once on this replica. */
   maxPending?: number;
+  /** With Redis: retries of calls another replica holds are forwarded there. */
+  shared?: SharedState;
   logger: Logger;
   now?: () => number;
 }
@@ -62,6 +67,8 @@ export interface PendingOptions {
 export class PendingCalls {
   /** Names this replica in the states it mints. */
   readonly replica = randomUUID().slice(0, 8);
+  /** Retries forwarded to and from other replicas (Redis only). */
+  private readonly remote?: RemoteRetries;
   private readonly calls = new Map<string, PendingCall>();
   private readonly codec: ReturnType<typeof createRequestStateCodec<CallState>>;
   private readonly maxPending: number;
@@ -75,6 +82,15 @@ export class PendingCalls {
     });
     this.maxPending = options.maxPending ?? 1_000;
     this.now = options.now ?? Date.now;
+    if (options.shared?.status().store === "redis") {
+      this.remote = new RemoteRetries({
+        shared: options.shared,
+        replica: this.replica,
+        resume: (state, answers, caller, signal) => this.resume(state, answers, caller, signal),
+        maxRunning: this.maxPending,
+        logger: options.logger,
+      });
+    }
   }
 
   /** Calls waiting for their client now. */
@@ -111,6 +127,17 @@ export class PendingCalls {
     signal: AbortSignal,
   ): Promise<ToolResult | InputRequiredResult> {
     const s = state as CallState;
+    if (s.r !== this.replica && this.remote) {
+      // Verified by the SDK's hook, so a replica of this deployment minted it: that one holds
+      // the call, and checks the caller against the state's as for a retry reaching it.
+      return this.remote.forward(s.r, s, answers, caller, signal).catch((err: unknown) => {
+        if (!(err instanceof SharedUnavailableError)) throw err;
+        return textResult(
+          `This call's state is held by another mcpx replica (${s.r}), and the retry could not be forwarded there: ${err.message} Call the tool again.`,
+          true,
+        );
+      });
+    }
     if (s.r !== this.replica) {
       this.options.logger.info(`retry of a call held by another replica (${s.r}) by ${caller}`);
       return textResult(
@@ -131,6 +158,7 @@ export class PendingCalls {
 
   /** Shutdown: every waiting call is cancelled. */
   close(): void {
+    this.remote?.close();
     for (const call of this.calls.values()) call.expire("mcpx is shutting down");
     this.calls.clear();
   }

@@ -6,8 +6,8 @@
  *
  * Requests the server sends the client (elicitation and the like, related to a call) ride the
  * call's response stream; the client POSTs its answer, which the endpoint hands back through
- * `ResponseRoutes`. Every fresh server numbers its requests from 0, so their ids get a nonce of
- * this exchange on the wire.
+ * `ResponseRoutes` (or, when it lands on another replica, through Redis: http-legacy.ts). Every
+ * fresh server numbers its requests from 0, so their ids get a nonce of this exchange on the wire.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -52,20 +52,53 @@ export function isSeedAnswer(message: JSONRPCMessage): boolean {
 }
 
 /**
- * A prefix for the ids of a server's requests to the client, unique in the session (every
- * fresh server numbers its requests from 0); made on first use, as most servers ask nothing.
- */
-export function requestNonce(): string {
-  return randomBytes(6).toString("base64url");
-}
-
-/**
  * This replica's exchanges waiting for a client's answer, by session id and wire id. Entries
  * leave when the answer comes or the exchange ends, so the table holds no more than the open
  * exchanges' pending requests.
+ *
+ * A wire id is `<replica>.<nonce>-<id>`: the replica that asked (so another replica that gets
+ * the answer knows where to forward it, see http-legacy.ts), a random nonce of the asking server
+ * (every server numbers its requests from 0; unguessable, so no client answers a request it was
+ * not sent), and the server's own id.
  */
 export class ResponseRoutes {
   private readonly waiting = new Map<string, (message: JSONRPCMessage) => void>();
+  /** Names this replica in the wire ids it mints: 12 hex digits. */
+  readonly replica: string;
+  private readonly listening?: () => Promise<void>;
+
+  constructor(
+    options: {
+      replica?: string;
+      /**
+       * Resolves once answers other replicas forward here reach this one; a request to a client
+       * is sent only then, so its answer cannot be forwarded before anyone listens. Never rejects.
+       */
+      listening?: () => Promise<void>;
+    } = {},
+  ) {
+    this.replica = options.replica ?? randomBytes(6).toString("hex");
+    this.listening = options.listening;
+  }
+
+  /** The replica that asked the request with this wire id, when it is one of ours. */
+  static replicaOf(wireId: unknown): string | undefined {
+    if (typeof wireId !== "string") return undefined;
+    return /^([0-9a-f]{12})\./.exec(wireId)?.[1];
+  }
+
+  /**
+   * A prefix for the wire ids of one server's requests to the client, unique in the session;
+   * made on first use, as most servers ask nothing.
+   */
+  nonce(): string {
+    return `${this.replica}.${randomBytes(9).toString("base64url")}`;
+  }
+
+  /** Send a request to the client once answers forwarded here can reach this replica. */
+  whenListening(send: () => Promise<void>): Promise<void> {
+    return this.listening ? this.listening().then(send) : send();
+  }
 
   /** Hand a client's answer to the exchange that asked; false when none here waits for it. */
   deliver(sid: string, message: JSONRPCMessage): boolean {
@@ -131,7 +164,10 @@ export class SeededTransport implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isSeedAnswer(message)) return Promise.resolve();
-    if (this.route && isJSONRPCRequest(message)) return this.inner.send(this.ask(message), options);
+    if (this.route && isJSONRPCRequest(message)) {
+      const asked = this.ask(message);
+      return this.route.routes.whenListening(() => this.inner.send(asked, options));
+    }
     return this.inner.send(message, options);
   }
 
@@ -144,7 +180,7 @@ export class SeededTransport implements Transport {
   private ask(message: JSONRPCRequest): JSONRPCRequest {
     const { sid, routes } = this.route!;
     const original = message.id;
-    this.nonce ??= requestNonce();
+    this.nonce ??= routes.nonce();
     const wireId = `${this.nonce}-${String(original)}`;
     this.asked.add(wireId);
     routes.expect(sid, wireId, (answer) => {

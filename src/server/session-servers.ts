@@ -25,12 +25,7 @@ import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
 import type { SessionState } from "./legacy-sessions.js";
 import { createDownstream } from "./mcp-server.js";
-import {
-  isSeedAnswer,
-  requestNonce,
-  seedMessages,
-  type ResponseRoutes,
-} from "./seeded-transport.js";
+import { isSeedAnswer, seedMessages, type ResponseRoutes } from "./seeded-transport.js";
 import type { SessionClaims } from "./session-token.js";
 
 type Id = string | number;
@@ -121,7 +116,10 @@ class SessionTransport implements Transport {
     const exchange = related === undefined ? undefined : this.exchanges.get(related);
     // Nothing open carries it: a stateless exchange drops such messages the same way.
     if (!exchange) return Promise.resolve();
-    if (isJSONRPCRequest(message)) return exchange.send(this.ask(message), options);
+    if (isJSONRPCRequest(message)) {
+      const asked = this.ask(message);
+      return this.routes.whenListening(() => exchange.send(asked, options));
+    }
     return exchange.send(message, options);
   }
 
@@ -136,7 +134,7 @@ class SessionTransport implements Transport {
   /** A request to the client under a wire id unique in the session; its answer comes back here. */
   private ask(message: JSONRPCRequest): JSONRPCRequest {
     const original = message.id;
-    this.nonce ??= requestNonce();
+    this.nonce ??= this.routes.nonce();
     const wireId = `${this.nonce}-${String(original)}`;
     this.asked.add(wireId);
     this.routes.expect(this.sid, wireId, (answer) => {

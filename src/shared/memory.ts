@@ -118,8 +118,17 @@ export class MemoryShared implements SharedState {
     return Promise.resolve();
   }
 
+  send(_topic: string, _message: unknown): Promise<number> {
+    return Promise.resolve(0);
+  }
+
   listen(_topic: string, _onMessage: (message: unknown) => void): () => void {
     return () => {};
+  }
+
+  /** Nothing to wait for: no other replica sends anything. */
+  listening(_topic: string): Promise<void> {
+    return Promise.resolve();
   }
 
   status(): SharedStatus {

@@ -116,6 +116,8 @@ export class RedisShared implements SharedState {
   /** The pub/sub connection, opened at the first listen; topic → its listeners. */
   private subscriber?: Promise<Redis | undefined>;
   private readonly listeners = new Map<string, Set<(message: unknown) => void>>();
+  /** topic → its first SUBSCRIBE, true once Redis acknowledged it. */
+  private readonly subscribed = new Map<string, Promise<boolean>>();
 
   constructor(private readonly options: RedisSharedOptions) {
     this.logger = options.logger;
@@ -186,20 +188,38 @@ export class RedisShared implements SharedState {
   }
 
   async broadcast(topic: string, message: unknown): Promise<void> {
+    await this.send(topic, message);
+  }
+
+  async send(topic: string, message: unknown): Promise<number> {
     const client = await this.use();
     const payload = JSON.stringify({ origin: this.origin, message });
+    let heard: number;
     try {
-      await client.publish(`${this.prefix}bus:${topic}`, payload);
+      heard = await client.publish(`${this.prefix}bus:${topic}`, payload);
     } catch (err) {
       throw this.unavailable(errorMessage(err), err);
     }
+    // This replica's own subscription counts in PUBLISH's answer; it skips its own messages.
+    return Math.max(0, heard - (this.subscribed.has(topic) ? 1 : 0));
+  }
+
+  async listening(topic: string): Promise<void> {
+    const subscribed = this.subscribed.get(topic);
+    if (!subscribed) throw new Error(`mcpx bug: listening(${topic}) before listen(${topic})`);
+    // Checked first: while Redis is away the SUBSCRIBE waits in ioredis's queue.
+    if (!this.reachable || !(await subscribed))
+      throw this.unavailable(this.down?.error ?? "subscribing");
+    const sub = await this.subscriber;
+    // After an outage ioredis subscribes again once its pub/sub connection is back.
+    if (sub?.status !== "ready") throw this.unavailable(this.down?.error ?? "subscribing");
   }
 
   listen(topic: string, onMessage: (message: unknown) => void): () => void {
     let set = this.listeners.get(topic);
     if (!set) {
       this.listeners.set(topic, (set = new Set()));
-      void this.subscribe(topic);
+      this.subscribed.set(topic, this.subscribe(topic));
     }
     set.add(onMessage);
     return () => set.delete(onMessage);
@@ -209,7 +229,7 @@ export class RedisShared implements SharedState {
    * Subscribe on the pub/sub connection (its own: a subscribed connection sends nothing else).
    * It queues the subscription until connected and subscribes again after each reconnect.
    */
-  private async subscribe(topic: string): Promise<void> {
+  private async subscribe(topic: string): Promise<boolean> {
     this.subscriber ??= this.connecting.then((client) => {
       if (!client || this.closed) return undefined;
       const sub = client.duplicate({ enableOfflineQueue: true });
@@ -218,9 +238,14 @@ export class RedisShared implements SharedState {
       return sub;
     });
     const sub = await this.subscriber;
-    await sub?.subscribe(`${this.prefix}bus:${topic}`).catch((err: unknown) => {
-      this.logger.warn(`Redis: could not subscribe to ${topic}: ${errorMessage(err)}`);
-    });
+    if (!sub) return false;
+    return sub.subscribe(`${this.prefix}bus:${topic}`).then(
+      () => true,
+      (err: unknown) => {
+        this.logger.warn(`Redis: could not subscribe to ${topic}: ${errorMessage(err)}`);
+        return false;
+      },
+    );
   }
 
   private deliver(channel: string, payload: string): void {

@@ -68,8 +68,21 @@ export interface SharedState {
    * {@link SharedUnavailableError} when Redis cannot be reached.
    */
   broadcast(topic: string, message: unknown): Promise<void>;
+  /**
+   * Send `message` (JSON) on `topic` like {@link broadcast}, and say how many other replicas
+   * listen there now (Redis PUBLISH's count, this replica's own subscription left out): 0 when
+   * none heard it (in this process alone, always 0).
+   */
+  send(topic: string, message: unknown): Promise<number>;
   /** Hear what other replicas broadcast on `topic`; returns how to stop. */
   listen(topic: string, onMessage: (message: unknown) => void): () => void;
+  /**
+   * Resolves once what other replicas send on `topic` (which this replica listens to) reaches
+   * it: Redis acknowledged the subscription and the connection is up. Await it before asking
+   * another replica for something answered on `topic`. Rejects with
+   * {@link SharedUnavailableError} when Redis cannot be reached.
+   */
+  listening(topic: string): Promise<void>;
   status(): SharedStatus;
   /** Disconnect (Redis); idempotent. */
   close(): Promise<void>;

@@ -1,5 +1,6 @@
 /**
- * Mid-call questions across replicas (two `mcpx` processes, one config, no affinity). What must
+ * Mid-call questions across replicas without `redis` (two `mcpx` processes, one config, no
+ * affinity; with Redis: midcall-redis.test.ts). What must
  * survive between two requests stays on the replica that asked: a 2025-era client's answer that
  * lands on the other replica is dropped there (202, logged), and the call ends with a clear
  * error at its timeout; a 2026-07-28 client's retry that lands on the other replica gets a clean
