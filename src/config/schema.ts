@@ -386,6 +386,12 @@ export const settingsSchema = z.strictObject({
     .describe(
       "Key signing 2025-era HTTP session ids (`${VAR}` allowed, ≥ 16 characters, a secret); set the same one on every replica (default: derived from the config's content).",
     ),
+  /** How long a 2025-era HTTP session may go unseen (by every replica, with Redis) before it ends. */
+  sessionIdle: timeoutMs
+    .optional()
+    .describe(
+      "ms a 2025-era HTTP session may go without a request or an open stream before it ends (default 30 minutes); with `redis`, unseen by every replica.",
+    ),
   /** Redis (or Valkey) the replicas share state through (issue 31); absent: this process only. */
   redis: z
     .string()
