@@ -264,19 +264,15 @@ export class LegacyEndpoint {
     );
     // Prompt and resource list changes, and updates of what the session subscribed to (with a
     // POST to this replica: another replica's subscriptions are that replica's to deliver).
+    const sink = serverSink(served.server);
+    const unwatch = watchClient(this.ctx, state, sink, callerOf);
     // With Redis, updates relayed from other replicas reach this stream too.
-    const shared = this.sharing?.streaming(state, serverSink(served.server), callerOf);
-    const unwatch = watchClient(
-      this.ctx,
-      state,
-      shared?.sink ?? serverSink(served.server),
-      callerOf,
-    );
+    const unrelay = this.sharing?.streaming(state, sink, callerOf);
     state.endStream = served.end;
     return whenEnded(served.response, () => {
       unsubscribe();
       unwatch();
-      shared?.stop();
+      unrelay?.();
       if (state.endStream === served.end) delete state.endStream;
     });
   }

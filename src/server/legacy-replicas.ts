@@ -4,7 +4,10 @@
  * from Redis on each POST carrying a tools/call, so no replica holds a stale one), a session is
  * ended for idleness only when no replica saw it for `idleMs`, its subscriptions follow it to
  * every replica serving it, and resource updates heard on a replica without its GET stream are
- * relayed (pub/sub, in order) to the one holding it.
+ * relayed (pub/sub, in order) to the one holding it: those of stdio servers, which each replica
+ * runs for itself (a change made through one replica's process is heard there only). A remote
+ * server is one server every replica subscribed to: the stream's replica hears its updates
+ * itself, and a relay would deliver each twice.
  *
  * List changes are never relayed: every replica reloads the same config, and only the replica
  * holding a session's stream tells it (watchCatalog, watchClient), so a change reaches it once.
@@ -15,7 +18,7 @@ import { ClientSubscriptions } from "./client-subscriptions.js";
 import type { ProxyContext } from "./context.js";
 import { SUBSCRIBE_KEY, type ClientSink } from "./handlers/subscriptions.js";
 import type { LegacySessionTable, SessionState } from "./legacy-sessions.js";
-import { duplicateFilter, LegacyShared, type RelayedUpdate } from "./legacy-shared.js";
+import { LegacyShared, type RelayedUpdate } from "./legacy-shared.js";
 import { isRecord } from "../json.js";
 
 export interface SharingOptions {
@@ -93,24 +96,14 @@ export class SessionSharing {
     ) {
       const update = message as unknown as RelayedUpdate;
       if (state.shared?.update && this.store.fresh(state, update))
-        state.shared.update(update.server, uri, update.from);
+        state.shared.update(update.server, uri);
     }
   }
 
-  /**
-   * The GET stream of the session opened here: relayed updates reach it, and an update heard
-   * both here and relayed from another replica (an upstream every replica hears) goes once.
-   * Returns the sink to watch with and how to stop.
-   */
-  streaming(
-    state: SessionState,
-    sink: ClientSink,
-    callerOf: () => string,
-  ): { sink: ClientSink; stop: () => void } {
-    const repeat = duplicateFilter(this.options.now);
+  /** The GET stream of the session opened here: relayed updates reach it. Returns the stop. */
+  streaming(state: SessionState, sink: ClientSink, callerOf: () => string): () => void {
     const bits = this.store.bits(state);
-    const update = (server: string, uri: string, source: string) => {
-      if (repeat(uri, source)) return;
+    const update = (server: string, uri: string) => {
       if (this.ctx.views.forCaller(callerOf()).resourceOwner(uri)?.name !== server) return;
       void sink
         .resourceUpdated(uri)
@@ -119,15 +112,8 @@ export class SessionSharing {
         );
     };
     bits.update = update;
-    return {
-      sink: {
-        ...sink,
-        resourceUpdated: (uri) =>
-          repeat(uri, "local") ? Promise.resolve() : sink.resourceUpdated(uri),
-      },
-      stop: () => {
-        if (bits.update === update) delete bits.update;
-      },
+    return () => {
+      if (bits.update === update) delete bits.update;
     };
   }
 
@@ -188,6 +174,7 @@ export class SessionSharing {
 
   /** An upstream's update heard here: relayed for sessions whose stream is elsewhere. */
   private relay(server: string, uri: string): void {
+    if (this.ctx.config.servers.find((s) => s.name === server)?.spec.transport !== "stdio") return;
     for (const [sid, state] of this.sessions.entries()) {
       if (state.endStream || !state.subscriptions?.wants(server, uri)) continue;
       void this.store.publish({ ...this.store.update(sid, state, server, uri) });

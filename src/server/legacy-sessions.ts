@@ -33,8 +33,8 @@ export interface SharedSessionBits {
   seq: number;
   /** The last sequence heard per relaying replica (to drop repeats). */
   heard: Map<string, number>;
-  /** The GET stream held here: deliver a resources/updated from `source` (here: "local"). */
-  update?: (server: string, uri: string, source: string) => void;
+  /** The GET stream is held here: deliver a resources/updated another replica relayed. */
+  update?: (server: string, uri: string) => void;
 }
 
 export interface SessionTableOptions {

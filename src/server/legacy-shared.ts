@@ -40,9 +40,6 @@ export interface RelayedUpdate {
 /** Shared-state topic of 2025-era sessions: cancellations, DELETEs, subscriptions, updates. */
 export const LEGACY_TOPIC = "legacy-sessions";
 
-/** Updates of one URI from two sources this close together are one change heard twice. */
-export const DUPLICATE_WINDOW_MS = 1_000;
-
 export class LegacyShared {
   private readonly levels: SharedValues;
   private readonly seen: SharedValues;
@@ -175,18 +172,6 @@ export class LegacyShared {
       return undefined;
     }
   }
-}
-
-/** Coalesce updates of one URI heard from two sources (a shared upstream every replica hears). */
-export function duplicateFilter(now: () => number) {
-  const recent = new Map<string, { source: string; at: number }>();
-  return (uri: string, source: string): boolean => {
-    const at = now();
-    const last = recent.get(uri);
-    recent.set(uri, { source, at });
-    if (recent.size > 256) recent.delete(recent.keys().next().value!);
-    return last !== undefined && last.source !== source && at - last.at < DUPLICATE_WINDOW_MS;
-  };
 }
 
 /** A session's key in Redis: a hash of its signed id (the id itself stays out of Redis). */

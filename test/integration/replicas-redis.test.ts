@@ -7,7 +7,6 @@
  *
  * Needs nginx and redis-server; skipped without them, except with MCPX_REQUIRE_NGINX=1 (.ci/run).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { decode as decodeToon } from "@toon-format/toon";
@@ -15,16 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newClient, type Era } from "../helpers/clients.js";
 import { eventually } from "../helpers/eventually.js";
 import { findNginx, serialFetch, startNginx, type RunningNginx } from "../helpers/nginx.js";
-import {
-  cacheEnv,
-  fixtureServer,
-  MCPX,
-  stop,
-  tempDir,
-  text,
-  writeConfig,
-} from "../helpers/proxy.js";
+import { fixtureServer, stop, tempDir, text, writeConfig } from "../helpers/proxy.js";
 import { findRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
+import { startReplica, type Replica } from "../helpers/replicas.js";
 import { mkdirSync } from "node:fs";
 
 const NGINX = findNginx();
@@ -58,41 +50,6 @@ function config(redisUrl: string) {
     },
     dir,
   );
-}
-
-interface Replica {
-  port: number;
-  child: ChildProcess;
-  stderr(): string;
-}
-
-/** `mcpx <file> --port 0`, resolved once it listens and /healthz says ok (Redis reached too). */
-async function startReplica(file: string): Promise<Replica> {
-  const child = spawn(process.execPath, [MCPX, file, "--port", "0"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, ...cacheEnv() },
-  });
-  let stderr = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-      const m = /mcpx listening on (\S+)/.exec(stderr);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
-  });
-  let health: unknown;
-  await eventually(
-    async () => {
-      health = await fetch(new URL("/healthz", url)).then((r) => r.json());
-      return (health as { status: string }).status === "ok";
-    },
-    30_000,
-    "the replica to be ready",
-  ).catch(() => {
-    throw new Error(`replica never ready: ${JSON.stringify(health)}`);
-  });
-  return { port: Number(new URL(url).port), child, stderr: () => stderr };
 }
 
 const next = (notice: string) => {
