@@ -188,5 +188,53 @@ describe.skipIf(!ready && !REQUIRED)(
         expect(res.status, `replica ${r.port}`).toBe(200);
       }
     });
+
+    // Last: it stops Redis.
+    it("falls back to each replica's own state while Redis is away, logged once, no call failing", async () => {
+      const alice = await connect();
+      await redis.stop();
+      try {
+        await eventually(
+          async () => {
+            const health = await Promise.all(
+              replicas.map((r) =>
+                fetch(`http://127.0.0.1:${r.port}/healthz`).then(
+                  (res) => res.json() as Promise<{ shared?: { reachable: boolean } }>,
+                ),
+              ),
+            );
+            return health.every((h) => h.shared?.reachable === false);
+          },
+          10_000,
+          "both replicas to see Redis gone",
+        );
+        const levels: string[] = [];
+        alice.client.setNotificationHandler("notifications/message", (n) => {
+          levels.push(n.params.level);
+        });
+        await alice.client.setLoggingLevel("error");
+        await alice.client.subscribeResource({ uri: "modern://item/1" });
+        const ran = new Set<string>();
+        for (let i = 0; i < 4; i++) {
+          const { result, replica } = await alice.call("modern.log", {
+            level: "error",
+            message: "e",
+          });
+          expect(result.isError, text(result)).toBeFalsy();
+          ran.add(replica);
+        }
+        expect(ran.size).toBe(2);
+        expect(levels.filter((l) => l === "error")).toHaveLength(4);
+      } finally {
+        await redis.start();
+      }
+      // Said once per replica that needed Redis for a session, however many requests failed it.
+      const said = replicas.map(
+        (r) => r.stderr().match(/2025-era sessions: could not .* in Redis/g)?.length ?? 0,
+      );
+      expect(said.every((n) => n <= 1)).toBe(true);
+      expect(said.some((n) => n === 1)).toBe(true);
+      expect(replicas.map((r) => r.stderr()).join("")).not.toMatch(/-32603|internal error/i);
+    });
   },
 );
