@@ -8,6 +8,7 @@
  *
  * Needs nginx and redis-server; skipped without them, except with MCPX_REQUIRE_NGINX=1 (.ci/run).
  */
+import { writeFileSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,6 +27,23 @@ if (!ready && !REQUIRED) {
   console.warn("replicas-sessions.test.ts: SKIPPED, needs nginx and redis-server");
 }
 
+function config(redisUrl: string, description?: string) {
+  return {
+    sessionSecret: "redis-sessions-secret-0123456789abcdef0123456789",
+    redis: redisUrl,
+    sessionIdle: IDLE_MS,
+    // Shared session: a call and a subscription land on one upstream process per replica.
+    mcpServers: {
+      modern: {
+        ...fixtureServer("modern.mjs"),
+        session: "shared",
+        ...(description && { description }),
+      },
+    },
+    callers: { alice: "default" },
+  };
+}
+
 /** Short, so the idle case takes seconds: a replica writes last-seen every 500 ms, sweeps every 1 s. */
 const IDLE_MS = 2_000;
 
@@ -33,6 +51,7 @@ describe.skipIf(!ready && !REQUIRED)(
   "2025-era sessions shared by two replicas through Redis",
   () => {
     let redis: RunningRedis;
+    let file: string;
     let replicas: Replica[] = [];
     let nginx: RunningNginx | undefined;
     const clients: Client[] = [];
@@ -41,14 +60,7 @@ describe.skipIf(!ready && !REQUIRED)(
       if (!NGINX || !REDIS)
         throw new Error("MCPX_REQUIRE_NGINX=1 but nginx or redis-server is missing");
       redis = await startRedis(REDIS);
-      const file = writeConfig({
-        sessionSecret: "redis-sessions-secret-0123456789abcdef0123456789",
-        redis: redis.url,
-        sessionIdle: IDLE_MS,
-        // Shared session: a call and a subscription land on one upstream process per replica.
-        mcpServers: { modern: { ...fixtureServer("modern.mjs"), session: "shared" } },
-        callers: { alice: "default" },
-      });
+      file = writeConfig(config(redis.url));
       replicas = await Promise.all([startReplica(file), startReplica(file)]);
       nginx = await startNginx(NGINX, [replicas[0]!.port, replicas[1]!.port]);
     }, 60_000);
@@ -187,6 +199,29 @@ describe.skipIf(!ready && !REQUIRED)(
         const res = await post(r.port, { jsonrpc: "2.0", id: 99, method: "tools/list" }, sid);
         expect(res.status, `replica ${r.port}`).toBe(200);
       }
+    });
+
+    it("tells a client of a config change once, though every replica reloads it", async () => {
+      const alice = await connect();
+      let changed = 0;
+      alice.client.setNotificationHandler("notifications/tools/list_changed", () => {
+        changed += 1;
+      });
+      const reloads = () => replicas.map((r) => r.stderr().split("config reloaded").length - 1);
+      for (const [i, description] of ["first", "second"].entries()) {
+        const before = reloads();
+        writeFileSync(file, JSON.stringify(config(redis.url, description), null, 2));
+        await eventually(
+          () => reloads().every((n, r) => n > before[r]!),
+          15_000,
+          "both replicas to reload",
+        );
+        await eventually(() => changed >= i + 1, 10_000, `list_changed ${i + 1}`);
+      }
+      // Two changes (a description in the catalog), each told once: a second copy of the first
+      // would have come before the second.
+      await alice.client.listTools();
+      expect(changed).toBe(2);
     });
 
     // Last: it stops Redis.
