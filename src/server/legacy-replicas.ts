@@ -129,10 +129,13 @@ export class SessionSharing {
       this.sessions.sweep(false);
       for (const [sid, state] of this.sessions.entries())
         if (state.open > 0) this.store.touch(sid, state);
-      for (const [sid, state] of this.sessions.idle()) {
-        const at = await this.store.lastSeen(sid);
+      const idle = this.sessions.idle();
+      // One read per idle session, all at once.
+      const seen = await Promise.all(idle.map(([sid]) => this.store.lastSeen(sid)));
+      const now = this.options.now();
+      for (const [i, [sid, state]] of idle.entries()) {
+        const at = seen[i];
         if (at !== undefined) state.lastSeen = Math.max(state.lastSeen, at);
-        const now = this.options.now();
         if (this.sessions.peek(sid) !== state || state.open > 0) continue;
         if (now - state.lastSeen <= this.options.idleMs) continue;
         this.options.endIdle(sid, state.exp);
