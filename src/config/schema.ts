@@ -397,7 +397,7 @@ export const settingsSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      "`redis://host:port/db` or `rediss://…` (TLS) of a Redis or Valkey every replica shares: result handles readable on any replica, 2025-era cancellations and DELETEs reaching the replica concerned. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.",
+      "`redis://host:port/db` or `rediss://…` (TLS) of a Redis or Valkey every replica shares: result handles readable on any replica; 2025-era sessions' cancellations, DELETEs, log level, idle expiry, subscriptions and resource updates reaching the replica concerned. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.",
     ),
   profiles: z
     .unknown()
