@@ -157,8 +157,11 @@ export class LegacyEndpoint {
     )
       return rpcError(404, -32001, "Session not found: initialize a new session.");
     const state = this.sessions.state(sid, claims.exp);
-    const caller = callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
-    await this.sharing?.seen(sid, state, caller);
+    if (this.sharing && request.method !== "DELETE") {
+      const caller =
+        callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
+      await this.sharing.seen(sid, state, caller);
+    }
     switch (request.method) {
       case "DELETE":
         this.sessions.end(sid, claims.exp);
@@ -177,6 +180,7 @@ export class LegacyEndpoint {
   close(): void {
     clearInterval(this.sweeper);
     this.unlisten();
+    // First: this replica going away ends no session for the others (its shared state stays).
     this.sharing?.close();
     this.sessions.closeAll();
     this.servers.closeAll();
@@ -262,8 +266,8 @@ export class LegacyEndpoint {
       () => served.server.sendToolListChanged(),
       callerOf,
     );
-    // Prompt and resource list changes, and updates of what the session subscribed to (with a
-    // POST to this replica: another replica's subscriptions are that replica's to deliver).
+    // Prompt and resource list changes, and updates of what the session subscribed to (through
+    // this replica; with Redis, through any: legacy-replicas.ts).
     const sink = serverSink(served.server);
     const unwatch = watchClient(this.ctx, state, sink, callerOf);
     // With Redis, updates relayed from other replicas reach this stream too.

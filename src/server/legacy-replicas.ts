@@ -32,6 +32,7 @@ export class SessionSharing {
   readonly store: LegacyShared;
   private readonly unwatch: () => void;
   private sweeping = false;
+  private closed = false;
   /** The caller each session's requests here resolved to (for its view). */
   private readonly callers = new WeakMap<SessionState, string>();
 
@@ -45,7 +46,9 @@ export class SessionSharing {
     this.unwatch = ctx.views.onResourceUpdated((server, uri) => this.relay(server, uri));
   }
 
+  /** This replica stops: what it ends from now on (every session here) stays shared. */
   close(): void {
+    this.closed = true;
     this.unwatch();
   }
 
@@ -149,7 +152,7 @@ export class SessionSharing {
 
   /** The session ended: its shared state goes. */
   ended(sid: string): void {
-    this.store.forget(sid);
+    if (!this.closed) this.store.forget(sid);
   }
 
   /** A resources/subscribe or unsubscribe answered here: kept in Redis, told to the others. */
