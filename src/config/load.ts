@@ -171,6 +171,7 @@ export function parseConfig(
     ...(options.format && { format: options.format }),
     ...(sessionSecret !== undefined && { sessionSecret }),
     ...(redis !== undefined && { redis }),
+    ...(settings.sessionIdle !== undefined && { sessionIdleMs: settings.sessionIdle }),
     ...(settings.tracing?.otlp !== undefined && { tracing: { otlp: settings.tracing.otlp } }),
     ...(settings.catalogCache === false && { catalogCache: false as const }),
     ...(typeof settings.catalogCache === "string" && {

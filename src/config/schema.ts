@@ -386,12 +386,18 @@ export const settingsSchema = z.strictObject({
     .describe(
       "Key signing 2025-era HTTP session ids (`${VAR}` allowed, ≥ 16 characters, a secret); set the same one on every replica (default: derived from the config's content).",
     ),
+  /** How long a 2025-era HTTP session may go unseen (by every replica, with Redis) before it ends. */
+  sessionIdle: timeoutMs
+    .optional()
+    .describe(
+      "ms a 2025-era HTTP session may go without a request or an open stream before it ends (default 30 minutes); with `redis`, unseen by every replica.",
+    ),
   /** Redis (or Valkey) the replicas share state through (issue 31); absent: this process only. */
   redis: z
     .string()
     .optional()
     .describe(
-      "`redis://host:port/db` or `rediss://…` (TLS) of a Redis or Valkey every replica shares: result handles readable on any replica, 2025-era cancellations and DELETEs reaching the replica concerned. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.",
+      "`redis://host:port/db` or `rediss://…` (TLS) of a Redis or Valkey every replica shares: result handles readable on any replica; 2025-era sessions' cancellations, DELETEs, log level, idle expiry, subscriptions and resource updates reaching the replica concerned. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.",
     ),
   profiles: z
     .unknown()

@@ -217,6 +217,8 @@ export interface Config {
    * derived from the config's content.
    */
   sessionSecret?: string;
+  /** ms a 2025-era HTTP session may go unseen before it ends (`sessionIdle`); absent: 30 min. */
+  sessionIdleMs?: number;
   /** Redis URL (expanded; a secret when it holds a password): shared state of every replica. */
   redis?: string;
 }

@@ -84,4 +84,6 @@ export interface SessionMemory {
   lists?: { prompts: string; resources: string };
   /** The resources it subscribed to. */
   subscriptions?: ClientSubscriptions;
+  /** Told of each resources/subscribe (true) and unsubscribe it answered (replicas share them). */
+  onSubscription?: (uri: string, subscribed: boolean) => Promise<void>;
 }

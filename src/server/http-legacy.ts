@@ -4,8 +4,10 @@
  * the session's initialize said (session-token.ts); the replica keeps that server for the
  * session's next requests (session-servers.ts) and builds it anew from the id on a miss. Any
  * replica with the same key serves any request of any session. What needs one connection stays on the replica that has it: the
- * GET stream (list_changed), and the calls a `notifications/cancelled` can stop. With Redis, a
- * cancellation, a DELETE and a client's answer to a request another replica asked reach it.
+ * GET stream (list_changed), and the calls a `notifications/cancelled` can stop. With Redis, the
+ * replicas share the rest (legacy-replicas.ts): cancellations and DELETEs, the log level, idle
+ * expiry, subscriptions, resource updates relayed to the replica holding the stream, and a
+ * client's answer to a request another replica asked (legacy-answers.ts).
  */
 import {
   isInitializeRequest,
@@ -18,7 +20,9 @@ import {
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
 import { serverSink, watchClient } from "./handlers/subscriptions.js";
+import { SessionSharing } from "./legacy-replicas.js";
 import { LegacySessionTable } from "./legacy-sessions.js";
+import { LEGACY_TOPIC } from "./legacy-shared.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { SeededTransport } from "./seeded-transport.js";
@@ -50,9 +54,6 @@ interface Served {
 
 type FetchOptions = { authInfo?: AuthInfo; parsedBody?: unknown };
 
-/** Shared-state topic of 2025-era sessions: cancellations and DELETEs for other replicas. */
-const LEGACY_TOPIC = "legacy-sessions";
-
 /** The 2025-era HTTP endpoint of one replica. */
 export class LegacyEndpoint {
   private readonly tokens: SessionTokens;
@@ -64,6 +65,8 @@ export class LegacyEndpoint {
   private readonly servers: SessionServers;
   /** Stop hearing other replicas (cancellations, DELETE) through shared state. */
   private readonly unlisten: () => void;
+  /** Session state shared with other replicas (with Redis only; legacy-replicas.ts). */
+  private readonly sharing?: SessionSharing;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -79,12 +82,25 @@ export class LegacyEndpoint {
       onEnd: (sid) => {
         this.servers.drop(sid);
         ctx.registry.clientLeft(sid);
+        this.sharing?.ended(sid);
       },
     });
+    if (ctx.shared?.status().store === "redis") {
+      this.sharing = new SessionSharing(ctx, this.sessions, ctx.shared, {
+        ...options,
+        endIdle: (sid, exp) => {
+          this.sessions.end(sid, exp);
+          this.broadcast({ kind: "end", sid });
+        },
+      });
+    }
+    const idleLog = (closed: number) => {
+      if (closed > 0) ctx.logger.debug(`ended ${closed} HTTP session(s) idle past sessionIdleMs`);
+    };
     this.sweeper = setInterval(
       () => {
-        const closed = this.sessions.sweep();
-        if (closed > 0) ctx.logger.debug(`ended ${closed} HTTP session(s) idle past sessionIdleMs`);
+        if (!this.sharing) idleLog(this.sessions.sweep());
+        else void this.sharing.sweep().then(idleLog);
       },
       Math.max(10, Math.min(60_000, Math.floor(options.idleMs / 2))),
     );
@@ -99,6 +115,7 @@ export class LegacyEndpoint {
     const claims = this.tokens.verify(message.sid, this.options.now());
     if (!claims) return;
     if (message.kind === "end") this.sessions.end(message.sid, claims.exp);
+    else this.sharing?.heard(message.sid, message);
     const id = message.id;
     if (message.kind === "cancel" && (typeof id === "string" || typeof id === "number"))
       this.sessions.peek(message.sid)?.calls.get(id)?.();
@@ -142,6 +159,11 @@ export class LegacyEndpoint {
     )
       return rpcError(404, -32001, "Session not found: initialize a new session.");
     const state = this.sessions.state(sid, claims.exp);
+    if (this.sharing && request.method !== "DELETE") {
+      const caller =
+        callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
+      await this.sharing.seen(sid, state, caller);
+    }
     switch (request.method) {
       case "DELETE":
         this.sessions.end(sid, claims.exp);
@@ -160,6 +182,8 @@ export class LegacyEndpoint {
   close(): void {
     clearInterval(this.sweeper);
     this.unlisten();
+    // First: this replica going away ends no session for the others (its shared state stays).
+    this.sharing?.close();
     this.answers.close();
     this.sessions.closeAll();
     this.servers.closeAll();
@@ -210,6 +234,7 @@ export class LegacyEndpoint {
       else this.broadcast({ kind: "cancel", sid, id });
     }
     const unforwarded = await this.fromClient(sid, messages);
+    await this.sharing?.beforePost(sid, state, messages);
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
     if (body !== undefined && messages.every((m) => !isRequest(m))) {
       // An answer that could not reach the replica that asked: the client hears why (Redis).
@@ -247,13 +272,17 @@ export class LegacyEndpoint {
       () => served.server.sendToolListChanged(),
       callerOf,
     );
-    // Prompt and resource list changes, and updates of what the session subscribed to (with a
-    // POST to this replica: another replica's subscriptions are that replica's to deliver).
-    const unwatch = watchClient(this.ctx, state, serverSink(served.server), callerOf);
+    // Prompt and resource list changes, and updates of what the session subscribed to (through
+    // this replica; with Redis, through any: legacy-replicas.ts).
+    const sink = serverSink(served.server);
+    const unwatch = watchClient(this.ctx, state, sink, callerOf);
+    // With Redis, updates relayed from other replicas reach this stream too.
+    const unrelay = this.sharing?.streaming(state, sink, callerOf);
     state.endStream = served.end;
     return whenEnded(served.response, () => {
       unsubscribe();
       unwatch();
+      unrelay?.();
       if (state.endStream === served.end) delete state.endStream;
     });
   }

@@ -137,7 +137,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   const modern = new ModernEndpoint(ctx);
   const legacy = new LegacyEndpoint(ctx, {
     key: sessionKey(ctx.config),
-    idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+    idleMs: options.sessionIdleMs ?? ctx.config.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     maxAgeMs: options.sessionMaxAgeMs ?? DEFAULT_SESSION_MAX_AGE_MS,
     maxSessions: MAX_SESSIONS,
     maxKeptServers: MAX_KEPT_SERVERS,

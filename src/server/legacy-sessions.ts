@@ -19,6 +19,22 @@ export interface SessionState extends SessionMemory {
   endStream?: () => void;
   /** Its calls running here, by JSON-RPC request id: each ends its exchange. */
   calls: Map<string | number, () => void>;
+  /** What this replica tracks of its state shared with the others (legacy-shared.ts). */
+  shared?: SharedSessionBits;
+}
+
+/** A session's bookkeeping for the state replicas share through Redis (legacy-shared.ts). */
+export interface SharedSessionBits {
+  /** When this replica last wrote the session's last-seen time to Redis (ms since epoch). */
+  touchedAt: number;
+  /** Its subscriptions were read from Redis (once, on first sight here). */
+  loaded?: Promise<void>;
+  /** Sequence of the notifications this replica relayed for it to the replica with its stream. */
+  seq: number;
+  /** The last sequence heard per relaying replica (to drop repeats). */
+  heard: Map<string, number>;
+  /** The GET stream is held here: deliver a resources/updated another replica relayed. */
+  update?: (server: string, uri: string) => void;
 }
 
 export interface SessionTableOptions {
@@ -88,8 +104,25 @@ export class LegacySessionTable {
     for (const end of [...state.calls.values()]) end();
   }
 
-  /** End sessions idle past `idleMs` with nothing open; drop expired records. */
-  sweep(): number {
+  /** Live sessions here (the replica relays their resource updates). */
+  entries(): IterableIterator<[string, SessionState]> {
+    return this.live.entries();
+  }
+
+  /** Sessions idle here past `idleMs` with nothing open (another replica may have seen them). */
+  idle(): [string, SessionState][] {
+    const now = this.options.now();
+    return [...this.live].filter(
+      ([, state]) =>
+        state.exp > now && state.open === 0 && now - state.lastSeen > this.options.idleMs,
+    );
+  }
+
+  /**
+   * End sessions idle past `idleMs` with nothing open (unless `endIdle` is false: the caller
+   * asks the other replicas first, see idle()); drop expired records.
+   */
+  sweep(endIdle = true): number {
     const now = this.options.now();
     let closed = 0;
     for (const [sid, state] of this.live) {
@@ -97,7 +130,7 @@ export class LegacySessionTable {
         this.live.delete(sid);
         state.subscriptions?.clear();
         this.options.onEnd?.(sid);
-      } else if (state.open === 0 && now - state.lastSeen > this.options.idleMs) {
+      } else if (endIdle && state.open === 0 && now - state.lastSeen > this.options.idleMs) {
         this.end(sid, state.exp);
         closed += 1;
       }

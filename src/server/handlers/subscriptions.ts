@@ -15,7 +15,7 @@ import type { ProxyContext, SessionMemory } from "../context.js";
 import { listVersions, requestView, type HandlerEnv } from "./env.js";
 
 /** The key of subscriptions made with resources/subscribe (listen streams use their id). */
-const SUBSCRIBE_KEY = "resources/subscribe";
+export const SUBSCRIBE_KEY = "resources/subscribe";
 
 /** resources/subscribe and resources/unsubscribe (2025 era). */
 export function registerSubscriptionHandlers(server: Server, env: HandlerEnv): void {
@@ -23,10 +23,12 @@ export function registerSubscriptionHandlers(server: Server, env: HandlerEnv): v
     const { view } = requestView(env, req);
     env.memory.subscriptions ??= new ClientSubscriptions(env.ctx);
     await env.memory.subscriptions.add(SUBSCRIBE_KEY, request.params.uri, view);
+    await env.memory.onSubscription?.(request.params.uri, true);
     return {};
   });
-  server.setRequestHandler("resources/unsubscribe", (request) => {
+  server.setRequestHandler("resources/unsubscribe", async (request) => {
     env.memory.subscriptions?.remove(SUBSCRIBE_KEY, request.params.uri);
+    await env.memory.onSubscription?.(request.params.uri, false);
     return {};
   });
 }
