@@ -1,6 +1,7 @@
 import type { LoggingLevel } from "@modelcontextprotocol/server";
 import type { Config } from "../config/load.js";
 import type { SchemaCompiler } from "../compression/schema.js";
+import type { CallSpan } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
 import type { ClientChannel } from "../upstream/channel.js";
@@ -53,6 +54,8 @@ export interface RequestContext {
   inTask?: boolean;
   /** The client's W3C traceparent (`_meta.traceparent`, else the HTTP header), normalized. */
   traceparent?: string;
+  /** The request's span while traces are on (`describe`, `resources`: mcp-server.ts). */
+  span?: CallSpan;
 }
 
 /** A meta-tool: its definition as data plus a handler. One file each in src/server/tools/. */

@@ -320,6 +320,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
           ...context,
           client,
           signal,
+          ...(span && { span }),
         });
       } catch (err) {
         // Meta-tools turn every expected failure into an isError result; reaching here is our bug.

@@ -156,11 +156,7 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<ToolResult> {
-    const scope = this.traceScope;
-    const result =
-      o.traceparent !== undefined && scope
-        ? await scope.run(o.traceparent, () => this.requestCall(name, args, o))
-        : await this.requestCall(name, args, o);
+    const result = await this.traced(o, () => this.requestCall(name, args, o));
     const content = (result as { content?: unknown }).content;
     return {
       ...withoutEnvelope(result),
@@ -186,6 +182,15 @@ export class SdkSession implements UpstreamSession {
           ResultSchema,
           sdkOptions(o),
         );
+  }
+
+  /**
+   * Run `send` so that the request it makes carries `o.traceparent` as the HTTP `traceparent`
+   * header too (remote upstreams; stdio ones have `_meta.traceparent` only).
+   */
+  private traced<T>(o: RequestOptions, send: () => Promise<T>): Promise<T> {
+    const scope = this.traceScope;
+    return o.traceparent !== undefined && scope ? scope.run(o.traceparent, send) : send();
   }
 
   /** What callRelayed needs of this session's SDK client. */
@@ -235,10 +240,12 @@ export class SdkSession implements UpstreamSession {
   async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
     // What the upstream asks meanwhile is this read's (its client's, or refused): never another call's.
     const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-      this.client.request(
-        { method: "resources/read", params: { uri } },
-        ResultSchema,
-        sdkOptions(o),
+      this.traced(o, () =>
+        this.client.request(
+          { method: "resources/read", params: withTrace({ uri }, o) },
+          ResultSchema,
+          sdkOptions(o),
+        ),
       ),
     );
     const contents = (result as { contents?: unknown }).contents;
@@ -254,7 +261,13 @@ export class SdkSession implements UpstreamSession {
   ): Promise<PromptResult> {
     const params = { name, ...(args !== undefined && { arguments: args }) };
     const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-      this.client.request({ method: "prompts/get", params }, ResultSchema, sdkOptions(o)),
+      this.traced(o, () =>
+        this.client.request(
+          { method: "prompts/get", params: withTrace(params, o) },
+          ResultSchema,
+          sdkOptions(o),
+        ),
+      ),
     );
     const messages = (result as { messages?: unknown }).messages;
     if (!Array.isArray(messages)) throw new Error("upstream sent a prompts/get without messages");
@@ -263,7 +276,13 @@ export class SdkSession implements UpstreamSession {
 
   async complete(params: CompleteParams, o: RequestOptions): Promise<CompleteResult> {
     const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-      this.client.request({ method: "completion/complete", params }, ResultSchema, sdkOptions(o)),
+      this.traced(o, () =>
+        this.client.request(
+          { method: "completion/complete", params: withTrace(params, o) },
+          ResultSchema,
+          sdkOptions(o),
+        ),
+      ),
     );
     const completion = (result as { completion?: unknown }).completion;
     if (!isRecord(completion) || !Array.isArray(completion.values))
@@ -391,6 +410,16 @@ function withoutEnvelope(result: Record<string, unknown>): Record<string, unknow
   if (!isRecord(_meta)) return rest;
   const { [SERVER_INFO_META_KEY]: _info, ...meta } = _meta;
   return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+}
+
+/**
+ * Params with the request's W3C traceparent in `_meta.traceparent` (the key MCP reserves for
+ * it), kept beside any `_meta` they had.
+ */
+function withTrace<P extends object>(params: P, o: RequestOptions): P {
+  if (o.traceparent === undefined) return params;
+  const meta = (params as { _meta?: unknown })._meta;
+  return { ...params, _meta: { ...(isRecord(meta) && meta), traceparent: o.traceparent } };
 }
 
 function sdkOptions(o: RequestOptions): SdkRequestOptions {

@@ -54,7 +54,8 @@ export interface RequestOptions {
   client?: ClientChannel;
   /**
    * W3C traceparent of the span this request belongs to: sent as `_meta.traceparent`, and as
-   * the `traceparent` header to HTTP upstreams (tools/call).
+   * the `traceparent` header to HTTP upstreams (tools/call, resources/read, prompts/get,
+   * completion/complete).
    */
   traceparent?: string;
 }
