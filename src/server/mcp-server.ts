@@ -295,7 +295,14 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         ctx,
         wish,
         ownerOf(req),
-        (signal) => tool.handle(args, ctx, { ...base, signal, inTask: true }),
+        (signal, task) =>
+          tool.handle(args, ctx, {
+            ...base,
+            signal,
+            inTask: true,
+            // An upstream task's statuses show in this one (executor/upstream-task.ts).
+            task: { ttlMs: task.ttlMs, onStatus: task.update },
+          }),
         options.era === "legacy"
           ? (task) => server.notification({ method: "notifications/tasks/status", params: task })
           : undefined,

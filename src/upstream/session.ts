@@ -15,6 +15,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
+import * as z from "zod";
 import type {
   CompleteParams,
   CompleteResult,
@@ -37,6 +38,7 @@ import type {
 import type { RelayHub, SessionAsker } from "./asker.js";
 import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
 import { callRelayed, type CallWire } from "./relayed-call.js";
+import { callAsTask, runsToolTasks, type TaskWire } from "./tasks.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { isRecord } from "../json.js";
 import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
@@ -71,6 +73,8 @@ export class SdkSession implements UpstreamSession {
   private readonly closeHandlers = new Set<() => void>();
   private readonly logHandlers = new Set<(message: LogMessage) => void>();
   private readonly updateHandlers = new Set<(uri: string) => void>();
+  /** Listeners of the upstream's notifications/tasks/status, by its task id. */
+  private readonly taskListeners = new Map<string, (task: Record<string, unknown>) => void>();
 
   constructor(
     private readonly client: Client,
@@ -106,6 +110,12 @@ export class SdkSession implements UpstreamSession {
     client.setNotificationHandler("notifications/resources/updated", (n) => {
       for (const h of this.updateHandlers) h(n.params.uri);
     });
+    // 2025-11-25 vocabulary the v2 client does not type: a schema of our own.
+    client.setNotificationHandler(
+      "notifications/tasks/status",
+      { params: z.looseObject({ taskId: z.string() }) },
+      (params) => this.taskListeners.get(params.taskId)?.(params),
+    );
     client.onclose = () => {
       if (this.isClosed) return;
       this.isClosed = true;
@@ -169,6 +179,12 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<Record<string, unknown>> {
+    if (o.task && this.era === "legacy" && runsToolTasks(this.identity.capabilities)) {
+      // What the upstream asks meanwhile is this call's client's (or refused).
+      return this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+        callAsTask(this.taskWire(), this.callParams(name, args, o), o),
+      );
+    }
     return o.client
       ? await callRelayed(
           this.asker,
@@ -191,6 +207,18 @@ export class SdkSession implements UpstreamSession {
   private traced<T>(o: RequestOptions, send: () => Promise<T>): Promise<T> {
     const scope = this.traceScope;
     return o.traceparent !== undefined && scope ? scope.run(o.traceparent, send) : send();
+  }
+
+  /** What callAsTask needs of this session's SDK client. */
+  private taskWire(): TaskWire {
+    return {
+      request: (method, params, ro) =>
+        this.client.request({ method, params }, ResultSchema, sdkOptions(ro)),
+      onStatus: (taskId, fn) => {
+        this.taskListeners.set(taskId, fn);
+        return () => this.taskListeners.delete(taskId);
+      },
+    };
   }
 
   /** What callRelayed needs of this session's SDK client. */
