@@ -7,11 +7,9 @@ import {
   LOG_LEVEL_META_KEY,
   SdkError,
   SdkErrorCode,
-  SERVER_INFO_META_KEY,
   StreamableHTTPClientTransport,
   type Client,
   type PriorDiscovery,
-  type RequestOptions as SdkRequestOptions,
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
@@ -40,6 +38,7 @@ import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
 import { callRelayed, type CallWire } from "./relayed-call.js";
 import { callAsTask, runsToolTasks, type TaskWire } from "./tasks.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
+import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
 import { isRecord } from "../json.js";
 import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
 
@@ -426,35 +425,4 @@ export class SdkSession implements UpstreamSession {
     } while (cursor !== undefined);
     return all;
   }
-}
-
-/**
- * A result without what the modern protocol adds to every answer (the upstream's serverInfo,
- * cache hints, resultType): that describes the upstream's reply, not the tool's result, and
- * mcpx answers its own clients with its own.
- */
-function withoutEnvelope(result: Record<string, unknown>): Record<string, unknown> {
-  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, _meta, ...rest } = result;
-  if (!isRecord(_meta)) return rest;
-  const { [SERVER_INFO_META_KEY]: _info, ...meta } = _meta;
-  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
-}
-
-/**
- * Params with the request's W3C traceparent in `_meta.traceparent` (the key MCP reserves for
- * it), kept beside any `_meta` they had.
- */
-function withTrace<P extends object>(params: P, o: RequestOptions): P {
-  if (o.traceparent === undefined) return params;
-  const meta = (params as { _meta?: unknown })._meta;
-  return { ...params, _meta: { ...(isRecord(meta) && meta), traceparent: o.traceparent } };
-}
-
-function sdkOptions(o: RequestOptions): SdkRequestOptions {
-  return {
-    timeout: o.timeoutMs,
-    resetTimeoutOnProgress: true,
-    ...(o.signal && { signal: o.signal }),
-    ...(o.onProgress && { onprogress: o.onProgress }),
-  };
 }
