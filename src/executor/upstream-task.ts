@@ -22,8 +22,11 @@ export function upstreamTask(ctx: CallContext): UpstreamTaskWish {
   return {
     ...(task?.ttlMs !== undefined && { ttlMs: task.ttlMs }),
     ...(onStatus && {
+      // Only `working` (and its message) shows: mcpx answers an upstream's input_required itself
+      // (tasks/result carries the questions, relayed as in a plain call or refused in a task),
+      // so its client is never the one asked.
       onStatus: (status, message) => {
-        if (status === "working" || status === "input_required") onStatus(status, message);
+        if (status === "working") onStatus(status, message);
       },
     }),
   };
