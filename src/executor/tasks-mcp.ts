@@ -151,7 +151,8 @@ export class McpTasks {
         ...rest,
         status,
         lastUpdatedAt: this.iso(),
-        ...(message !== undefined && { statusMessage: message }),
+        // An upstream's words: bounded as a failure's text is.
+        ...(message !== undefined && { statusMessage: message.slice(0, 500) }),
       };
       options.onStatus?.(entry.task);
     };
