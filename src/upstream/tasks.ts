@@ -12,6 +12,7 @@
  */
 import { isRecord } from "../json.js";
 import type { RequestOptions, UpstreamTaskStatus } from "./types.js";
+import { withTrace } from "./wire.js";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** Poll bounds, whatever interval the upstream suggests. */
@@ -54,6 +55,8 @@ export async function callAsTask(
   // A server may answer a task-augmented request at once, as a plain call.
   if (!isRecord(task) || typeof task.taskId !== "string") return created;
   const taskId = task.taskId;
+  // The follow-ups belong to the call's upstream span too (_meta.traceparent).
+  const about = withTrace({ taskId }, o);
   const pollMs = Math.min(
     Math.max(
       typeof task.pollInterval === "number" ? task.pollInterval : DEFAULT_POLL_MS,
@@ -79,15 +82,15 @@ export async function callAsTask(
     while (status === "working") {
       await pause(pollMs, o.signal, waker);
       if (status !== "working") break;
-      seen(await wire.request("tasks/get", { taskId }, o));
+      seen(await wire.request("tasks/get", about, o));
     }
     // Ended, or waiting for input: tasks/result answers once it ends, the questions before.
-    return withoutRelatedTask(await wire.request("tasks/result", { taskId }, o));
+    return withoutRelatedTask(await wire.request("tasks/result", about, o));
   } catch (err) {
     if (o.signal?.aborted && status !== undefined && !isTerminalStatus(status)) {
       // Best effort: the caller has gone; the upstream stops the task if it can.
       const { signal: _gone, ...rest } = o;
-      void wire.request("tasks/cancel", { taskId }, rest).catch(() => undefined);
+      void wire.request("tasks/cancel", about, rest).catch(() => undefined);
     }
     throw err;
   } finally {

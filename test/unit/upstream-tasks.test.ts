@@ -103,10 +103,11 @@ describe("callAsTask", () => {
       "tools/call": [() => task("working", { pollInterval: 60_000 })],
       "tasks/cancel": [() => ({})],
     });
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const call = callAsTask(
       wire,
       { name: "t", arguments: {} },
-      { timeoutMs: 1_000, signal: abort.signal },
+      { timeoutMs: 1_000, signal: abort.signal, traceparent },
     );
     await followed;
     abort.abort(new Error("client went away"));
@@ -115,5 +116,7 @@ describe("callAsTask", () => {
       ["tools/call", undefined],
       ["tasks/cancel", "up-1"],
     ]);
+    // The follow-up carries the call's trace, as the tools/call did (session.ts sets its _meta).
+    expect(sent[1]?.params._meta).toEqual({ traceparent });
   });
 });
