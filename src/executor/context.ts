@@ -92,6 +92,14 @@ export interface CallContext {
   trace?: TraceInput;
   /** The span this call runs under (a script's inner calls: the script's); set by the executor. */
   span?: CallSpan;
+  /**
+   * The call runs as an MCP Task of its client: statuses an upstream task reports before it
+   * ends (mirrored into mcpx's task), and the ttl the client asked for.
+   */
+  task?: {
+    ttlMs?: number;
+    onStatus?: (status: "working" | "input_required", message?: string) => void;
+  };
 }
 
 /** What a `call` asks beyond the tool and its arguments. */

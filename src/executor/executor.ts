@@ -18,7 +18,8 @@ import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
 import { Admission } from "./admission.js";
 import type { CallContext, CallOptions, CallOutcome, CallTracer } from "./context.js";
-import { downstreamSpan, spanAttributes, upstreamSpan } from "./trace.js";
+import { runsAsTask, upstreamTask } from "./upstream-task.js";
+import { downstreamSpan, spanAttributes, upstreamRequestSpan, upstreamSpan } from "./trace.js";
 import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./failures.js";
 import { relayRequest, type RelayEnd } from "./relay.js";
 import { ResultStore, type ResultStoreLimits } from "./result-store.js";
@@ -324,6 +325,7 @@ export class Executor {
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
         ...(ctx.client && { client: ctx.client }),
+        ...(runsAsTask(tool) && { task: upstreamTask(ctx) }),
       });
       return {
         result: raw
@@ -412,12 +414,16 @@ export class Executor {
     const acquired = await this.admission.lease(target, `reading ${uri}`, ctx);
     if ("failure" in acquired) return { error: acquired.failure.text };
     const { lease } = acquired;
+    const span = upstreamRequestSpan(this.tracer, "resources/read", target.name, ctx);
+    let outcome: CallOutcome = "failed";
     try {
       const result = await lease.session.readResource(uri, {
         timeoutMs: target.config.timeoutMs,
+        ...(span && { traceparent: span.traceparent }),
         ...(ctx.signal && { signal: ctx.signal }),
         ...(ctx.client && { client: ctx.client }),
       });
+      outcome = "ok";
       return { result };
     } catch (err) {
       return {
@@ -425,6 +431,8 @@ export class Executor {
       };
     } finally {
       lease.release();
+      const attributes = spanAttributes(ctx, outcome, { server: target.name }, undefined);
+      span?.end({ ...attributes, method: "resources/read" });
     }
   }
 

@@ -71,6 +71,14 @@ interface Entry {
   expiry: unknown;
 }
 
+/** What a task's work may tell its task while it runs (an upstream task's statuses). */
+export interface McpTaskProgress {
+  /** The task's ttl, in ms (an upstream task asked for the same). */
+  ttlMs: number;
+  /** A status before the end: the task shows it (and its client hears it) until the next. */
+  update: (status: "working" | "input_required", message?: string) => void;
+}
+
 /** Started work: a task's first state, or why none was made. */
 export type McpTaskStart = { task: McpTask } | { refused: string };
 
@@ -91,7 +99,7 @@ export class McpTasks {
    */
   start(
     owner: string,
-    work: (signal: AbortSignal) => Promise<ToolResult>,
+    work: (signal: AbortSignal, progress: McpTaskProgress) => Promise<ToolResult>,
     options: {
       ttlMs?: number;
       /** A result with `isError` fails the task (2025-11-25); else it completes it (2026-07-28). */
@@ -124,15 +132,31 @@ export class McpTasks {
       // Cancelled stays cancelled, whatever the work did after (the spec's rule).
       if (isTerminal(entry.task.status)) return;
       Object.assign(entry, patch);
+      // A message of a status before (an upstream task's) does not describe the end.
+      const { statusMessage: _before, ...was } = entry.task;
       entry.task = {
-        ...entry.task,
+        ...was,
         status,
         lastUpdatedAt: this.iso(),
         ...(message !== undefined && { statusMessage: message }),
       };
       options.onStatus?.(entry.task);
     };
-    entry.ended = work(abort.signal).then(
+    const update = (status: "working" | "input_required", message?: string) => {
+      const was = entry.task;
+      if (isTerminal(was.status)) return;
+      if (was.status === status && was.statusMessage === message) return;
+      const { statusMessage: _old, ...rest } = was;
+      entry.task = {
+        ...rest,
+        status,
+        lastUpdatedAt: this.iso(),
+        // An upstream's words: bounded as a failure's text is.
+        ...(message !== undefined && { statusMessage: message.slice(0, 500) }),
+      };
+      options.onStatus?.(entry.task);
+    };
+    entry.ended = work(abort.signal, { ttlMs, update }).then(
       (result) => {
         const failed = result.isError === true && options.isErrorFails === true;
         settle(failed ? "failed" : "completed", { result }, failed ? firstText(result) : undefined);

@@ -31,6 +31,20 @@ export function upstreamSpan(
 }
 
 /**
+ * The span of an upstream request other than tools/call (`resources/read <server>`) made under
+ * the call's span (the `resources` meta-tool's read).
+ */
+export function upstreamRequestSpan(
+  tracer: CallTracer | undefined,
+  method: string,
+  server: string,
+  ctx: CallContext,
+): CallSpan | undefined {
+  if (!tracer || !ctx.span) return undefined;
+  return tracer.start(`${method} ${server}`, "client", ctx.span.traceparent);
+}
+
+/**
  * The spans of a relayed request (prompts/get, resources/read, completion/complete): the
  * downstream request's (kind server) and, under it, the upstream request it causes (kind client).
  */

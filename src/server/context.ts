@@ -1,6 +1,7 @@
 import type { LoggingLevel } from "@modelcontextprotocol/server";
 import type { Config } from "../config/load.js";
 import type { SchemaCompiler } from "../compression/schema.js";
+import type { CallContext, CallSpan } from "../executor/context.js";
 import type { Executor } from "../executor/executor.js";
 import type { Logger } from "../logger.js";
 import type { ClientChannel } from "../upstream/channel.js";
@@ -51,8 +52,12 @@ export interface RequestContext {
   client?: ClientChannel;
   /** The request runs as an MCP Task (server/tasks.ts): no `taskAfter` handle inside it. */
   inTask?: boolean;
+  /** That task's ttl, and where an upstream task's statuses go (CallContext.task). */
+  task?: CallContext["task"];
   /** The client's W3C traceparent (`_meta.traceparent`, else the HTTP header), normalized. */
   traceparent?: string;
+  /** The request's span while traces are on (`describe`, `resources`: mcp-server.ts). */
+  span?: CallSpan;
 }
 
 /** A meta-tool: its definition as data plus a handler. One file each in src/server/tools/. */

@@ -295,7 +295,14 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
         ctx,
         wish,
         ownerOf(req),
-        (signal) => tool.handle(args, ctx, { ...base, signal, inTask: true }),
+        (signal, task) =>
+          tool.handle(args, ctx, {
+            ...base,
+            signal,
+            inTask: true,
+            // An upstream task's statuses show in this one (executor/upstream-task.ts).
+            task: { ttlMs: task.ttlMs, onStatus: task.update },
+          }),
         options.era === "legacy"
           ? (task) => server.notification({ method: "notifications/tasks/status", params: task })
           : undefined,
@@ -320,6 +327,7 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
           ...context,
           client,
           signal,
+          ...(span && { span }),
         });
       } catch (err) {
         // Meta-tools turn every expected failure into an isError result; reaching here is our bug.

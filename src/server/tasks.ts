@@ -25,7 +25,7 @@ import {
 import * as z from "zod";
 import { errorMessage } from "../errors.js";
 import { isRecord } from "../json.js";
-import { isTerminal, type McpTask } from "../executor/tasks-mcp.js";
+import { isTerminal, type McpTask, type McpTaskProgress } from "../executor/tasks-mcp.js";
 import type { Era, ToolResult } from "../types.js";
 import type { ProxyContext } from "./context.js";
 
@@ -165,7 +165,7 @@ export async function runAsTask(
   ctx: ProxyContext,
   wish: NonNullable<TaskWish>,
   owner: string,
-  work: (signal: AbortSignal) => Promise<ToolResult>,
+  work: (signal: AbortSignal, progress: McpTaskProgress) => Promise<ToolResult>,
   notify?: (task: Record<string, unknown>) => Promise<void>,
 ): Promise<Record<string, unknown>> {
   const store = ctx.executor.mcpTasks;

@@ -7,14 +7,13 @@ import {
   LOG_LEVEL_META_KEY,
   SdkError,
   SdkErrorCode,
-  SERVER_INFO_META_KEY,
   StreamableHTTPClientTransport,
   type Client,
   type PriorDiscovery,
-  type RequestOptions as SdkRequestOptions,
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
+import * as z from "zod";
 import type {
   CompleteParams,
   CompleteResult,
@@ -37,7 +36,9 @@ import type {
 import type { RelayHub, SessionAsker } from "./asker.js";
 import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
 import { callRelayed, type CallWire } from "./relayed-call.js";
+import { callAsTask, runsToolTasks, type TaskWire } from "./tasks.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
+import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
 import { isRecord } from "../json.js";
 import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
 
@@ -71,6 +72,8 @@ export class SdkSession implements UpstreamSession {
   private readonly closeHandlers = new Set<() => void>();
   private readonly logHandlers = new Set<(message: LogMessage) => void>();
   private readonly updateHandlers = new Set<(uri: string) => void>();
+  /** Listeners of the upstream's notifications/tasks/status, by its task id. */
+  private readonly taskListeners = new Map<string, (task: Record<string, unknown>) => void>();
 
   constructor(
     private readonly client: Client,
@@ -106,6 +109,12 @@ export class SdkSession implements UpstreamSession {
     client.setNotificationHandler("notifications/resources/updated", (n) => {
       for (const h of this.updateHandlers) h(n.params.uri);
     });
+    // 2025-11-25 vocabulary the v2 client does not type: a schema of our own.
+    client.setNotificationHandler(
+      "notifications/tasks/status",
+      { params: z.looseObject({ taskId: z.string() }) },
+      (params) => this.taskListeners.get(params.taskId)?.(params),
+    );
     client.onclose = () => {
       if (this.isClosed) return;
       this.isClosed = true;
@@ -156,11 +165,7 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<ToolResult> {
-    const scope = this.traceScope;
-    const result =
-      o.traceparent !== undefined && scope
-        ? await scope.run(o.traceparent, () => this.requestCall(name, args, o))
-        : await this.requestCall(name, args, o);
+    const result = await this.traced(o, () => this.requestCall(name, args, o));
     const content = (result as { content?: unknown }).content;
     return {
       ...withoutEnvelope(result),
@@ -173,6 +178,12 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<Record<string, unknown>> {
+    if (o.task && this.era === "legacy" && runsToolTasks(this.identity.capabilities)) {
+      // What the upstream asks meanwhile is this call's client's (or refused).
+      return this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+        callAsTask(this.taskWire(), this.callParams(name, args, o), o),
+      );
+    }
     return o.client
       ? await callRelayed(
           this.asker,
@@ -186,6 +197,27 @@ export class SdkSession implements UpstreamSession {
           ResultSchema,
           sdkOptions(o),
         );
+  }
+
+  /**
+   * Run `send` so that the request it makes carries `o.traceparent` as the HTTP `traceparent`
+   * header too (remote upstreams; stdio ones have `_meta.traceparent` only).
+   */
+  private traced<T>(o: RequestOptions, send: () => Promise<T>): Promise<T> {
+    const scope = this.traceScope;
+    return o.traceparent !== undefined && scope ? scope.run(o.traceparent, send) : send();
+  }
+
+  /** What callAsTask needs of this session's SDK client. */
+  private taskWire(): TaskWire {
+    return {
+      request: (method, params, ro) =>
+        this.client.request({ method, params }, ResultSchema, sdkOptions(ro)),
+      onStatus: (taskId, fn) => {
+        this.taskListeners.set(taskId, fn);
+        return () => this.taskListeners.delete(taskId);
+      },
+    };
   }
 
   /** What callRelayed needs of this session's SDK client. */
@@ -235,10 +267,12 @@ export class SdkSession implements UpstreamSession {
   async readResource(uri: string, o: RequestOptions): Promise<ReadResourceResult> {
     // What the upstream asks meanwhile is this read's (its client's, or refused): never another call's.
     const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-      this.client.request(
-        { method: "resources/read", params: { uri } },
-        ResultSchema,
-        sdkOptions(o),
+      this.traced(o, () =>
+        this.client.request(
+          { method: "resources/read", params: withTrace({ uri }, o) },
+          ResultSchema,
+          sdkOptions(o),
+        ),
       ),
     );
     const contents = (result as { contents?: unknown }).contents;
@@ -254,7 +288,13 @@ export class SdkSession implements UpstreamSession {
   ): Promise<PromptResult> {
     const params = { name, ...(args !== undefined && { arguments: args }) };
     const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-      this.client.request({ method: "prompts/get", params }, ResultSchema, sdkOptions(o)),
+      this.traced(o, () =>
+        this.client.request(
+          { method: "prompts/get", params: withTrace(params, o) },
+          ResultSchema,
+          sdkOptions(o),
+        ),
+      ),
     );
     const messages = (result as { messages?: unknown }).messages;
     if (!Array.isArray(messages)) throw new Error("upstream sent a prompts/get without messages");
@@ -263,7 +303,13 @@ export class SdkSession implements UpstreamSession {
 
   async complete(params: CompleteParams, o: RequestOptions): Promise<CompleteResult> {
     const result = await this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-      this.client.request({ method: "completion/complete", params }, ResultSchema, sdkOptions(o)),
+      this.traced(o, () =>
+        this.client.request(
+          { method: "completion/complete", params: withTrace(params, o) },
+          ResultSchema,
+          sdkOptions(o),
+        ),
+      ),
     );
     const completion = (result as { completion?: unknown }).completion;
     if (!isRecord(completion) || !Array.isArray(completion.values))
@@ -379,25 +425,4 @@ export class SdkSession implements UpstreamSession {
     } while (cursor !== undefined);
     return all;
   }
-}
-
-/**
- * A result without what the modern protocol adds to every answer (the upstream's serverInfo,
- * cache hints, resultType): that describes the upstream's reply, not the tool's result, and
- * mcpx answers its own clients with its own.
- */
-function withoutEnvelope(result: Record<string, unknown>): Record<string, unknown> {
-  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, _meta, ...rest } = result;
-  if (!isRecord(_meta)) return rest;
-  const { [SERVER_INFO_META_KEY]: _info, ...meta } = _meta;
-  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
-}
-
-function sdkOptions(o: RequestOptions): SdkRequestOptions {
-  return {
-    timeout: o.timeoutMs,
-    resetTimeoutOnProgress: true,
-    ...(o.signal && { signal: o.signal }),
-    ...(o.onProgress && { onprogress: o.onProgress }),
-  };
 }

@@ -306,7 +306,7 @@ export function createRemoteTransport(
     url.password = "";
   }
   // A request sent inside `traceScope.run(traceparent, …)` carries it as a header too (W3C
-  // Trace Context over HTTP); the session sets it per request (session.ts, callTool).
+  // Trace Context over HTTP); the session sets it per request (session.ts, `traced`).
   const traceScope = new AsyncLocalStorage<string>();
   const inner: FetchLike = fetchImpl ?? ((u, init) => fetch(u, init));
   const traced: FetchLike = (u, init) => {

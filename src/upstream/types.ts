@@ -54,9 +54,27 @@ export interface RequestOptions {
   client?: ClientChannel;
   /**
    * W3C traceparent of the span this request belongs to: sent as `_meta.traceparent`, and as
-   * the `traceparent` header to HTTP upstreams (tools/call).
+   * the `traceparent` header to HTTP upstreams (tools/call, resources/read, prompts/get,
+   * completion/complete).
    */
   traceparent?: string;
+  /**
+   * tools/call of a tool that may run as a task (its `execution.taskSupport`): on an upstream
+   * that declares tasks for tools/call, it runs as one (upstream/tasks.ts), its statuses heard
+   * by `onStatus`; on any other, a plain call.
+   */
+  task?: UpstreamTaskWish;
+}
+
+/** A task's status as MCP Tasks name them. */
+export type UpstreamTaskStatus =
+  "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+export interface UpstreamTaskWish {
+  /** The ttl asked of the upstream, in ms; absent: the upstream's default. */
+  ttlMs?: number;
+  /** Each status the upstream task reports before it ends (working, input_required). */
+  onStatus?: (status: UpstreamTaskStatus, message?: string) => void;
 }
 
 /** The protocol era an upstream speaks (src/types.ts: one `Era` for both sides). */

@@ -13,9 +13,19 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as z from "zod";
-import { MODERN_VERSION, newClient } from "../helpers/clients.js";
-import { HttpRpc, parseMessages, type RpcAnswer } from "../helpers/rpc.js";
+import type * as z from "zod";
+import { newClient } from "../helpers/clients.js";
+import { HttpRpc } from "../helpers/rpc.js";
+import {
+  CreateTask,
+  LEGACY_VERSION,
+  modern,
+  rawTaskCall,
+  Task,
+  TASKS_EXT,
+  TaskList,
+  ToolResult,
+} from "../helpers/tasks.js";
 import {
   eventually,
   fixtureServer,
@@ -26,60 +36,16 @@ import {
   type RunningHttp,
 } from "../helpers/proxy.js";
 
-const TASKS_EXT = "io.modelcontextprotocol/tasks";
-const LEGACY_VERSION = "2025-11-25";
 const TASK_AFTER = 400;
 const config = writeConfig({
   taskAfter: TASK_AFTER,
   mcpServers: { modern: fixtureServer("modern.mjs") },
 });
 
-const Task = z.looseObject({
-  taskId: z.string(),
-  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
-  createdAt: z.string(),
-  lastUpdatedAt: z.string(),
-  ttl: z.number().nullable(),
-  pollInterval: z.number().optional(),
-  statusMessage: z.string().optional(),
-});
-const CreateTask = z.looseObject({ task: Task });
-const ToolResult = z.looseObject({
-  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
-  isError: z.boolean().optional(),
-  _meta: z.record(z.string(), z.unknown()).optional(),
-});
-const TaskList = z.looseObject({ tasks: z.array(Task) });
-
 const slowCall = (ms: number) => ({
   name: "call",
   arguments: { method: "modern.slow", arguments: { ms } },
 });
-
-/**
- * A task-augmented tools/call on the SDK client's session, sent raw: the SDK v2 client refuses a
- * tools/call answer without `content` (a CreateTaskResult has none).
- */
-async function rawTaskCall(
-  url: string,
-  transport: StreamableHTTPClientTransport,
-  params: Record<string, unknown>,
-): Promise<z.infer<typeof CreateTask>> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": transport.sessionId!,
-      "mcp-protocol-version": LEGACY_VERSION,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: "task-call", method: "tools/call", params }),
-  });
-  const messages = parseMessages(res.headers.get("content-type") ?? "", await res.text());
-  const answer = messages.find((m) => m.id === "task-call") as { result?: unknown } | undefined;
-  if (!answer?.result) throw new Error(`no task: ${JSON.stringify(messages)}`);
-  return CreateTask.parse(answer.result);
-}
 
 describe("MCP Tasks, 2025-11-25 client over HTTP", () => {
   let mcpx: RunningHttp;
@@ -217,37 +183,6 @@ describe("MCP Tasks, 2025-11-25 client over HTTP", () => {
     ).rejects.toThrow(/No task "no-such-task"/);
   });
 });
-
-/** A raw 2026-07-28 request, its client declaring `capabilities` (the tasks extension or not). */
-async function modern(
-  rpc: HttpRpc,
-  method: string,
-  params: Record<string, unknown>,
-  capabilities: Record<string, unknown> = { extensions: { [TASKS_EXT]: {} } },
-): Promise<RpcAnswer> {
-  const id = `${rpc.name}-${Math.random().toString(36).slice(2)}`;
-  const name = params.name ?? params.taskId;
-  const x = await rpc.post(
-    {
-      jsonrpc: "2.0",
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-          "io.modelcontextprotocol/clientInfo": { name: rpc.name, version: "1" },
-          "io.modelcontextprotocol/clientCapabilities": capabilities,
-        },
-      },
-    },
-    method,
-    name,
-  );
-  const answer = x.messages.find((m) => m.id === id);
-  if (!answer) throw new Error(`${method}: no answer (HTTP ${x.status}): ${x.body.slice(0, 300)}`);
-  return answer as unknown as RpcAnswer;
-}
 
 describe("MCP Tasks extension, 2026-07-28 client over HTTP", () => {
   let mcpx: RunningHttp;

@@ -82,6 +82,7 @@ async function setup(headers: Record<string, string>, era: "modern" | "legacy") 
   cleanup.push(() => mcpx.close());
   const traces = async () =>
     (await (await fetch(`${upstream.base}/control/traces`)).json()) as {
+      method: string;
       tool: string;
       header: string | null;
       meta: string | null;
@@ -151,6 +152,58 @@ describe("traces", () => {
     // Every span of this run belongs to the client's trace: nothing started a trace of its own.
     expect(new Set(otlp.spans.map((s) => s.traceId))).toEqual(new Set([CLIENT_TRACE]));
   });
+});
+
+describe("traces of relayed requests", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    it(`continue the client's trace to the upstream for resources/read and prompts/get (${era})`, async () => {
+      const { otlp, mcpx, traces } = await setup({ traceparent: TRACEPARENT }, era);
+      const read = await mcpx.client.readResource({ uri: "traced://readme" });
+      expect(JSON.stringify(read.contents)).toContain("traced readme");
+      const prompt = await mcpx.client.getPrompt({
+        name: "traced__greet",
+        arguments: { name: "Ada" },
+      });
+      expect(JSON.stringify(prompt.messages)).toContain("hello Ada");
+      // The same read through the `resources` meta-tool.
+      const viaTool = await mcpx.client.callTool({
+        name: "resources",
+        arguments: { uri: "traced://readme" },
+      });
+      expect(JSON.stringify(viaTool.content)).toContain("traced readme");
+      const seen = await traces();
+      expect(seen.map((t) => t.method)).toEqual([
+        "resources/read",
+        "prompts/get",
+        "resources/read",
+      ]);
+      await mcpx.close();
+      const metaTool = otlp.spans.find((s) => s.name === "tools/call resources");
+      expect(metaTool).toMatchObject({ traceId: CLIENT_TRACE, parentSpanId: CLIENT_SPAN });
+      const toolRead = otlp.spans.find((s) => s.parentSpanId === metaTool?.spanId);
+      expect(toolRead).toMatchObject({
+        name: "resources/read traced",
+        traceId: CLIENT_TRACE,
+        kind: 3,
+      });
+      expect(attr(toolRead!, "mcpx.outcome")).toBe("ok");
+      expect(seen[2]?.header).toBe(`00-${CLIENT_TRACE}-${toolRead?.spanId}-01`);
+      expect(seen[2]?.meta).toBe(seen[2]?.header);
+      for (const [method, name] of [
+        ["resources/read", "traced://readme"],
+        ["prompts/get", "traced__greet"],
+      ] as const) {
+        const request = otlp.spans.find((s) => s.name === `${method} ${name}`);
+        expect(request).toMatchObject({ traceId: CLIENT_TRACE, parentSpanId: CLIENT_SPAN });
+        const up = otlp.spans.find((s) => s.parentSpanId === request?.spanId);
+        expect(up).toMatchObject({ name: `${method} traced`, traceId: CLIENT_TRACE, kind: 3 });
+        // The upstream got mcpx's upstream span both ways: header and _meta.traceparent.
+        const received = seen.find((t) => t.method === method);
+        expect(received?.header).toBe(`00-${CLIENT_TRACE}-${up?.spanId}-01`);
+        expect(received?.meta).toBe(received?.header);
+      }
+    });
+  }
 });
 
 describe("traces from the standard variables", () => {

@@ -104,6 +104,7 @@ export function callContext(req: RequestContext): CallContext {
     ...(req.sendLog && { onLog: req.sendLog }),
     ...(req.logLevel && { logLevel: req.logLevel }),
     ...(req.client && { client: req.client }),
+    ...(req.task && { task: req.task }),
     trace: {
       era: req.era,
       profile: req.view.profile.name,

@@ -44,6 +44,7 @@ export const resourcesTool: MetaTool = {
         ...(req.clientKey !== undefined && { clientKey: req.clientKey }),
         view: req.view,
         signal: req.signal,
+        ...(req.span && { span: req.span }),
       });
       if ("error" in read) return textResult(read.error, true);
       // Each content becomes an embedded resource block: text and blob pass through as they are.

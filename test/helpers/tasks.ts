@@ -1,0 +1,84 @@
+/**
+ * MCP Tasks on the wire, for tests: the task shapes (the SDK v2 has the 2025-11-25 vocabulary
+ * only), a raw task-augmented tools/call on an SDK client's 2025 session, and a raw 2026-07-28
+ * request declaring the tasks extension.
+ */
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import * as z from "zod";
+import { MODERN_VERSION } from "./clients.js";
+import { parseMessages, type HttpRpc, type RpcAnswer } from "./rpc.js";
+
+export const TASKS_EXT = "io.modelcontextprotocol/tasks";
+export const LEGACY_VERSION = "2025-11-25";
+export const Task = z.looseObject({
+  taskId: z.string(),
+  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+  ttl: z.number().nullable(),
+  pollInterval: z.number().optional(),
+  statusMessage: z.string().optional(),
+});
+export const CreateTask = z.looseObject({ task: Task });
+export const ToolResult = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
+export const TaskList = z.looseObject({ tasks: z.array(Task) });
+
+/**
+ * A task-augmented tools/call on the SDK client's session, sent raw: the SDK v2 client refuses a
+ * tools/call answer without `content` (a CreateTaskResult has none).
+ */
+export async function rawTaskCall(
+  url: string,
+  transport: StreamableHTTPClientTransport,
+  params: Record<string, unknown>,
+): Promise<z.infer<typeof CreateTask>> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": transport.sessionId!,
+      "mcp-protocol-version": LEGACY_VERSION,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: "task-call", method: "tools/call", params }),
+  });
+  const messages = parseMessages(res.headers.get("content-type") ?? "", await res.text());
+  const answer = messages.find((m) => m.id === "task-call") as { result?: unknown } | undefined;
+  if (!answer?.result) throw new Error(`no task: ${JSON.stringify(messages)}`);
+  return CreateTask.parse(answer.result);
+}
+
+/** A raw 2026-07-28 request, its client declaring `capabilities` (the tasks extension or not). */
+export async function modern(
+  rpc: HttpRpc,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = { extensions: { [TASKS_EXT]: {} } },
+): Promise<RpcAnswer> {
+  const id = `${rpc.name}-${Math.random().toString(36).slice(2)}`;
+  const name = params.name ?? params.taskId;
+  const x = await rpc.post(
+    {
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+          "io.modelcontextprotocol/clientInfo": { name: rpc.name, version: "1" },
+          "io.modelcontextprotocol/clientCapabilities": capabilities,
+        },
+      },
+    },
+    method,
+    name,
+  );
+  const answer = x.messages.find((m) => m.id === id);
+  if (!answer) throw new Error(`${method}: no answer (HTTP ${x.status}): ${x.body.slice(0, 300)}`);
+  return answer as unknown as RpcAnswer;
+}

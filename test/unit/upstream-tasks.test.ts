@@ -1,0 +1,122 @@
+/**
+ * callAsTask (src/upstream/tasks.ts) against a scripted upstream behind its TaskWire seam (the
+ * SDK itself is exercised with a real task server in test/integration/mcp-tasks-relay.test.ts):
+ * an answer at once, polling to the end, a status notification cutting the wait short, the
+ * upstream's task id kept out of the result, and tasks/cancel when the caller gives up.
+ */
+import { describe, expect, it } from "vitest";
+import { callAsTask, runsToolTasks, type TaskWire } from "../../src/upstream/tasks.js";
+import type { UpstreamTaskStatus } from "../../src/upstream/types.js";
+
+const RELATED = "io.modelcontextprotocol/related-task";
+
+/** An upstream answering each method from a script; every request it got, in order. */
+function scripted(answers: Record<string, (() => Record<string, unknown>)[]>) {
+  const sent: { method: string; params: Record<string, unknown> }[] = [];
+  let listener: ((task: Record<string, unknown>) => void) | undefined;
+  let following!: () => void;
+  /** Settles once the task is followed (its status listener set). */
+  const followed = new Promise<void>((resolve) => (following = resolve));
+  const wire: TaskWire = {
+    request: (method, params) => {
+      sent.push({ method, params });
+      const next = answers[method]?.shift();
+      return next ? Promise.resolve(next()) : Promise.reject(new Error(`unexpected ${method}`));
+    },
+    onStatus: (_taskId, fn) => {
+      listener = fn;
+      following();
+      return () => (listener = undefined);
+    },
+  };
+  return { wire, sent, followed, notify: (task: Record<string, unknown>) => listener?.(task) };
+}
+
+const task = (status: string, extra: Record<string, unknown> = {}) => ({
+  task: { taskId: "up-1", status, pollInterval: 10, ...extra },
+});
+
+describe("callAsTask", () => {
+  it("reads the tasks capability for tools/call only", () => {
+    expect(runsToolTasks({ tasks: { requests: { tools: { call: {} } } } })).toBe(true);
+    expect(runsToolTasks({ tasks: { list: {}, cancel: {} } })).toBe(false);
+    expect(runsToolTasks({})).toBe(false);
+  });
+
+  it("takes an answer given at once as the call's result", async () => {
+    const { wire, sent } = scripted({
+      "tools/call": [() => ({ content: [{ type: "text", text: "now" }] })],
+    });
+    const result = await callAsTask(wire, { name: "t", arguments: {} }, { timeoutMs: 1_000 });
+    expect(result).toEqual({ content: [{ type: "text", text: "now" }] });
+    expect(sent.map((s) => s.method)).toEqual(["tools/call"]);
+    expect(sent[0]?.params.task).toEqual({});
+  });
+
+  it("polls to the end, reports statuses before it, and strips the upstream's task id", async () => {
+    const { wire, sent } = scripted({
+      "tools/call": [() => task("working")],
+      "tasks/get": [
+        () => ({ taskId: "up-1", status: "working", statusMessage: "halfway" }),
+        () => ({ taskId: "up-1", status: "completed" }),
+      ],
+      "tasks/result": [
+        () => ({
+          content: [{ type: "text", text: "done" }],
+          _meta: { [RELATED]: { taskId: "up-1" } },
+        }),
+      ],
+    });
+    const statuses: [UpstreamTaskStatus, string | undefined][] = [];
+    const result = await callAsTask(
+      wire,
+      { name: "t", arguments: {} },
+      { timeoutMs: 1_000, task: { ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) } },
+    );
+    expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
+    expect(sent.map((s) => s.method)).toEqual([
+      "tools/call",
+      "tasks/get",
+      "tasks/get",
+      "tasks/result",
+    ]);
+    expect(sent[0]?.params.task).toEqual({ ttl: 5_000 });
+    expect(statuses).toEqual([["working", "halfway"]]);
+  });
+
+  it("goes to tasks/result as soon as a status notification says the task ended", async () => {
+    // A poll interval of an hour is held to 5 s: the notification must end the wait first.
+    const { wire, sent, followed, notify } = scripted({
+      "tools/call": [() => task("working", { pollInterval: 3_600_000 })],
+      "tasks/result": [() => ({ content: [] })],
+    });
+    const done = callAsTask(wire, { name: "t", arguments: {} }, { timeoutMs: 1_000 });
+    await followed;
+    notify({ taskId: "up-1", status: "completed" });
+    await done;
+    expect(sent.map((s) => s.method)).toEqual(["tools/call", "tasks/result"]);
+  });
+
+  it("cancels the upstream task when the caller gives up", async () => {
+    const abort = new AbortController();
+    const { wire, sent, followed } = scripted({
+      "tools/call": [() => task("working", { pollInterval: 60_000 })],
+      "tasks/cancel": [() => ({})],
+    });
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const call = callAsTask(
+      wire,
+      { name: "t", arguments: {} },
+      { timeoutMs: 1_000, signal: abort.signal, traceparent },
+    );
+    await followed;
+    abort.abort(new Error("client went away"));
+    await expect(call).rejects.toThrow("client went away");
+    expect(sent.map((s) => [s.method, s.params.taskId])).toEqual([
+      ["tools/call", undefined],
+      ["tasks/cancel", "up-1"],
+    ]);
+    // The follow-up carries the call's trace, as the tools/call did (session.ts sets its _meta).
+    expect(sent[1]?.params._meta).toEqual({ traceparent });
+  });
+});
