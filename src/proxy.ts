@@ -25,6 +25,8 @@ import type { ProxyContext } from "./server/context.js";
 import { PendingCalls } from "./server/pending.js";
 import { sessionKey } from "./server/session-token.js";
 import { openShared } from "./shared/index.js";
+import type { SharedState } from "./shared/types.js";
+import { SharedSignIns, SIGN_IN_TOPIC } from "./upstream/oauth/shared-store.js";
 
 export interface ProxyOptions {
   logger: Logger;
@@ -62,6 +64,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const logger = options.logger;
   logger.addSecrets(config.secrets);
   const tracker = new ChildTracker();
+  const clock = options.clock;
   // Every credential any config of this run held: none of them is ever written to the cache.
   const secrets = new Set(config.secrets);
   const cache =
@@ -72,6 +75,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           logger: logger.child("cache"),
           secrets: () => secrets,
         });
+  // Result handles (and what else replicas share): this process, or Redis with `redis`.
+  const shared = openShared({
+    ...(config.redis !== undefined && { redis: config.redis }),
+    deployment: sessionKey(config),
+    logger,
+    ...(clock && { now: () => clock.now() }),
+  });
+  // Sign-ins in Redis, sealed, with `redis.encryptionKey`; else in the state folder.
+  const signIns = sharedSignIns(config, shared, logger);
   const pinStore = options.stateDir === undefined ? undefined : new PinStore(options.stateDir);
   const trust =
     pinStore &&
@@ -89,12 +101,12 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(options.clock && { clock: options.clock }),
     ...(options.factoryFor && { factoryFor: options.factoryFor }),
     ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
+    ...(signIns && { signIns }),
   });
   const monitor = new HealthMonitor(registry, config.health, {
     logger: logger.child("health"),
     ...(options.clock && { clock: options.clock }),
   });
-  const clock = options.clock;
   // Code mode's engine: no worker thread starts until the first script.
   const sandbox = createSandbox({
     logger: logger.child("sandbox"),
@@ -103,13 +115,6 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // `select` runs here, within its time and memory budget: threads start at the first select.
   const selector = new Selector();
-  // Result handles (and what else replicas share): this process, or Redis with `redis`.
-  const shared = openShared({
-    ...(config.redis !== undefined && { redis: config.redis }),
-    deployment: sessionKey(config),
-    logger,
-    ...(clock && { now: () => clock.now() }),
-  });
   const executor = new Executor(registry, {
     logger,
     shared,
@@ -143,7 +148,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       monitor.start();
       // A sign-in made while mcpx runs: servers waiting for it reconnect now.
       const remote = context.config.servers.some((s) => s.spec.transport !== "stdio");
-      if (options.stateDir !== undefined && remote && !stopSignIns) {
+      if (signIns && remote && !stopSignIns) {
+        // Announced by the replica or `mcpx login` that wrote it to Redis.
+        stopSignIns = shared.listen(SIGN_IN_TOPIC, () => monitor.retryDown());
+      } else if (options.stateDir !== undefined && remote && !stopSignIns) {
         stopSignIns = watchSignIns(options.stateDir, () => monitor.retryDown());
       }
     },
@@ -161,6 +169,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         "discoveryTimeoutMs",
         "sessionSecret",
         "redis",
+        "redisKey",
         "tracing",
       ] as const) {
         if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
@@ -197,4 +206,23 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     },
     killNow: () => tracker.killAll("SIGKILL"),
   };
+}
+
+/**
+ * Sign-ins in Redis (sealed) when the config has `redis` with an `encryptionKey`; undefined: in the
+ * state folder, said once when `redis` is set without a key (tokens are never stored in clear).
+ */
+export function sharedSignIns(
+  config: Config,
+  shared: SharedState,
+  logger: Logger,
+): SharedSignIns | undefined {
+  if (config.redis === undefined) return undefined;
+  if (config.redisKey === undefined) {
+    logger.info(
+      'redis has no encryptionKey: OAuth sign-ins and trust pins stay in this machine\'s state folder (set "redis": { "url": …, "encryptionKey": "${MCPX_REDIS_KEY}" } to share them)',
+    );
+    return undefined;
+  }
+  return new SharedSignIns(shared, config.redisKey);
 }
