@@ -64,7 +64,12 @@ export function open(key: Buffer, aad: string, sealed: string): string | undefin
  * `values` with every value sealed under `secret`; `name` (the values' name) enters the
  * additional data with each key. `what` says in errors what the values are ("the sign-in").
  */
-export function sealValues(values: SharedValues, secret: string, name: string): SharedValues {
+export function sealValues(
+  values: SharedValues,
+  secret: string,
+  name: string,
+  what = `a value (${name})`,
+): SharedValues {
   const key = sealingKey(secret);
   const aad = (k: string) => `mcpx:${name}:${k}`;
   return {
@@ -74,7 +79,7 @@ export function sealValues(values: SharedValues, secret: string, name: string): 
       const plain = open(key, aad(k), stored);
       if (plain === undefined) {
         throw new SealedKeyError(
-          `a value in Redis (${name}) does not decrypt with redis.encryptionKey: another key wrote it. Give every replica and mcpx command the same redis.encryptionKey, or write it again with this key (mcpx login, mcpx trust approve).`,
+          `redis.encryptionKey does not open ${what} in Redis: another key wrote it. Give every replica and mcpx command the same redis.encryptionKey, or write it again with this key (mcpx login, mcpx trust approve).`,
         );
       }
       return plain;

@@ -22,7 +22,7 @@ export class SharedSignIns implements SignInStore {
     private readonly shared: SharedState,
     encryptionKey: string,
   ) {
-    this.records = sealValues(shared.values("oauth"), encryptionKey, "oauth");
+    this.records = sealValues(shared.values("oauth"), encryptionKey, "oauth", "the sign-in");
     this.locks = shared.values("oauth-lock");
   }
 
