@@ -11,6 +11,8 @@ import type { ClientFactory } from "./upstream/types.js";
 import { CatalogCache } from "./registry/catalog-cache.js";
 import { TrustPins } from "./registry/trust.js";
 import { PinStore } from "./registry/trust-store.js";
+import { SharedPins } from "./registry/trust-shared.js";
+import { launchKey } from "./registry/catalog-cache.js";
 import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";
 import type { Clock } from "./clock.js";
@@ -93,6 +95,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       configFile: config.file,
       secrets: () => secrets,
     });
+  // Pins in Redis too (sealed), with `redis.encryptionKey`: one approval serves every replica.
+  const sharedPins =
+    pinStore && signIns && config.redisKey !== undefined
+      ? new SharedPins(pinStore, shared, config.redisKey, logger.child("trust"))
+      : undefined;
   const registry = new Registry(config, {
     ...(cache && { cache }),
     ...(trust && { trust }),
@@ -144,6 +151,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     start: async () => {
       // Approvals (`mcpx trust approve`) land without a restart: the pin file changes, we re-read.
       pinStore?.watch((key) => registry.repin(key));
+      if (sharedPins) {
+        await sharedPins.sync(new Set(context.config.servers.map((s) => launchKey(s))));
+        sharedPins.start((key) => registry.repin(key));
+      }
       await registry.start();
       monitor.start();
       // A sign-in made while mcpx runs: servers waiting for it reconnect now.
@@ -194,6 +205,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       monitor.stop();
       pending.close();
       pinStore?.close();
+      sharedPins?.stop();
       // Scripts still running (drain cancelled them) end with their worker threads, before the
       // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
       // until they are closed.
