@@ -23,6 +23,7 @@ import { mcpxLogin } from "../helpers/oauth-login.js";
 import { startAuthServer, type AuthServer } from "../helpers/oidc.js";
 import {
   eventually,
+  runMcpx,
   startHttpFixture,
   startStdio,
   stop,
@@ -247,7 +248,11 @@ describe.skipIf(!REDIS && !REQUIRED)("OAuth sign-ins shared through Redis, seale
     }
   });
 
-  it("no token, key or client secret in anything mcpx wrote", () => {
+  it("no token, key or client secret in anything mcpx wrote (validate included)", async () => {
+    const { config, machine } = setup();
+    const validated = await runMcpx(["validate", config], 20_000, machine());
+    expect(validated.code, validated.stderr).toBe(0);
+    outputs.push(validated.stdout, validated.stderr);
     const all = outputs.join("\n");
     expect(all.length).toBeGreaterThan(0);
     expect(all).not.toContain(KEY);
