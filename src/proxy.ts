@@ -170,6 +170,13 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     reload: async (next) => {
       logger.addSecrets(next.secrets);
       for (const secret of next.secrets) secrets.add(secret);
+      if (sharedPins) {
+        // Servers this reload adds: Redis's pins first, or a first sight here would replace them.
+        const known = new Set(context.config.servers.map((s) => launchKey(s)));
+        await sharedPins.sync(
+          new Set(next.servers.map((s) => launchKey(s)).filter((k) => !known.has(k))),
+        );
+      }
       // Settings read once at startup: say so instead of pretending they changed.
       const current = context.config;
       for (const key of [
