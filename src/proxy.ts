@@ -11,6 +11,8 @@ import type { ClientFactory } from "./upstream/types.js";
 import { CatalogCache } from "./registry/catalog-cache.js";
 import { TrustPins } from "./registry/trust.js";
 import { PinStore } from "./registry/trust-store.js";
+import { SharedPins } from "./registry/trust-shared.js";
+import { launchKey } from "./registry/catalog-cache.js";
 import { Registry } from "./registry/registry.js";
 import { ChildTracker } from "./upstream/transport.js";
 import type { Clock } from "./clock.js";
@@ -25,6 +27,8 @@ import type { ProxyContext } from "./server/context.js";
 import { PendingCalls } from "./server/pending.js";
 import { sessionKey } from "./server/session-token.js";
 import { openShared } from "./shared/index.js";
+import type { SharedState } from "./shared/types.js";
+import { SharedSignIns, SIGN_IN_TOPIC } from "./upstream/oauth/shared-store.js";
 
 export interface ProxyOptions {
   logger: Logger;
@@ -62,6 +66,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const logger = options.logger;
   logger.addSecrets(config.secrets);
   const tracker = new ChildTracker();
+  const clock = options.clock;
   // Every credential any config of this run held: none of them is ever written to the cache.
   const secrets = new Set(config.secrets);
   const cache =
@@ -72,6 +77,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           logger: logger.child("cache"),
           secrets: () => secrets,
         });
+  // Result handles (and what else replicas share): this process, or Redis with `redis`.
+  const shared = openShared({
+    ...(config.redis !== undefined && { redis: config.redis }),
+    deployment: sessionKey(config),
+    logger,
+    ...(clock && { now: () => clock.now() }),
+  });
+  // Sign-ins in Redis, sealed, with `redis.encryptionKey`; else in the state folder.
+  const signIns = sharedSignIns(config, shared, logger);
   const pinStore = options.stateDir === undefined ? undefined : new PinStore(options.stateDir);
   const trust =
     pinStore &&
@@ -81,6 +95,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       configFile: config.file,
       secrets: () => secrets,
     });
+  // Pins in Redis too (sealed), with `redis.encryptionKey`: one approval serves every replica.
+  const sharedPins =
+    pinStore && signIns && config.redisKey !== undefined
+      ? new SharedPins(pinStore, shared, config.redisKey, logger.child("trust"))
+      : undefined;
   const registry = new Registry(config, {
     ...(cache && { cache }),
     ...(trust && { trust }),
@@ -89,12 +108,12 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(options.clock && { clock: options.clock }),
     ...(options.factoryFor && { factoryFor: options.factoryFor }),
     ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
+    ...(signIns && { signIns }),
   });
   const monitor = new HealthMonitor(registry, config.health, {
     logger: logger.child("health"),
     ...(options.clock && { clock: options.clock }),
   });
-  const clock = options.clock;
   // Code mode's engine: no worker thread starts until the first script.
   const sandbox = createSandbox({
     logger: logger.child("sandbox"),
@@ -103,13 +122,6 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // `select` runs here, within its time and memory budget: threads start at the first select.
   const selector = new Selector();
-  // Result handles (and what else replicas share): this process, or Redis with `redis`.
-  const shared = openShared({
-    ...(config.redis !== undefined && { redis: config.redis }),
-    deployment: sessionKey(config),
-    logger,
-    ...(clock && { now: () => clock.now() }),
-  });
   const executor = new Executor(registry, {
     logger,
     shared,
@@ -139,11 +151,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     start: async () => {
       // Approvals (`mcpx trust approve`) land without a restart: the pin file changes, we re-read.
       pinStore?.watch((key) => registry.repin(key));
+      if (sharedPins) {
+        await sharedPins.sync(new Set(context.config.servers.map((s) => launchKey(s))));
+        sharedPins.start((key) => registry.repin(key));
+      }
       await registry.start();
       monitor.start();
       // A sign-in made while mcpx runs: servers waiting for it reconnect now.
       const remote = context.config.servers.some((s) => s.spec.transport !== "stdio");
-      if (options.stateDir !== undefined && remote && !stopSignIns) {
+      if (signIns && remote && !stopSignIns) {
+        // Announced by the replica or `mcpx login` that wrote it to Redis.
+        stopSignIns = shared.listen(SIGN_IN_TOPIC, () => monitor.retryDown());
+      } else if (options.stateDir !== undefined && remote && !stopSignIns) {
         stopSignIns = watchSignIns(options.stateDir, () => monitor.retryDown());
       }
     },
@@ -151,6 +170,13 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     reload: async (next) => {
       logger.addSecrets(next.secrets);
       for (const secret of next.secrets) secrets.add(secret);
+      if (sharedPins) {
+        // Servers this reload adds: Redis's pins first, or a first sight here would replace them.
+        const known = new Set(context.config.servers.map((s) => launchKey(s)));
+        await sharedPins.sync(
+          new Set(next.servers.map((s) => launchKey(s)).filter((k) => !known.has(k))),
+        );
+      }
       // Settings read once at startup: say so instead of pretending they changed.
       const current = context.config;
       for (const key of [
@@ -161,6 +187,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         "discoveryTimeoutMs",
         "sessionSecret",
         "redis",
+        "redisKey",
         "tracing",
       ] as const) {
         if (JSON.stringify(next[key]) !== JSON.stringify(current[key])) {
@@ -185,6 +212,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       monitor.stop();
       pending.close();
       pinStore?.close();
+      sharedPins?.stop();
       // Scripts still running (drain cancelled them) end with their worker threads, before the
       // upstreams their inner calls reach. The watchdog goes last: it guards the upstreams
       // until they are closed.
@@ -197,4 +225,23 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     },
     killNow: () => tracker.killAll("SIGKILL"),
   };
+}
+
+/**
+ * Sign-ins in Redis (sealed) when the config has `redis` with an `encryptionKey`; undefined: in the
+ * state folder, said once when `redis` is set without a key (tokens are never stored in clear).
+ */
+export function sharedSignIns(
+  config: Config,
+  shared: SharedState,
+  logger: Logger,
+): SharedSignIns | undefined {
+  if (config.redis === undefined) return undefined;
+  if (config.redisKey === undefined) {
+    logger.info(
+      'redis has no encryptionKey: OAuth sign-ins and trust pins stay in this machine\'s state folder (set "redis": { "url": …, "encryptionKey": "${MCPX_REDIS_KEY}" } to share them)',
+    );
+    return undefined;
+  }
+  return new SharedSignIns(shared, config.redisKey);
 }

@@ -13,7 +13,11 @@ import { errorMessage } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { signIn } from "../upstream/oauth/login.js";
 import { scopeUnion } from "../upstream/oauth/step-up.js";
-import { defaultStateDir, TokenStore } from "../upstream/oauth/store.js";
+import { defaultStateDir, TokenStore, type SignInStore } from "../upstream/oauth/store.js";
+import type { Logger } from "../logger.js";
+import { openShared } from "../shared/index.js";
+import { sessionKey } from "../server/session-token.js";
+import { sharedSignIns } from "../proxy.js";
 import { loadOptions } from "./load.js";
 import { fail } from "./output.js";
 
@@ -51,7 +55,8 @@ export async function login(o: LoginOptions): Promise<number> {
   const { config, server } = found;
   const logger = createLogger({ level: "warn" });
   logger.addSecrets(config.secrets);
-  const store = new TokenStore(defaultStateDir(process.env));
+  const signIns = openSignIns(config, logger);
+  const store = signIns.store;
   const browser = process.env.BROWSER?.trim();
   const headless =
     o.noBrowser ||
@@ -95,7 +100,7 @@ export async function login(o: LoginOptions): Promise<number> {
       },
     });
     process.stderr.write(
-      `mcpx: signed in to ${server.name} at ${result.issuer}${result.scope ? ` (scope: ${result.scope})` : ""}; tokens in ${store.dir}\n`,
+      `mcpx: signed in to ${server.name} at ${result.issuer}${result.scope ? ` (scope: ${result.scope})` : ""}; tokens in ${store.where}\n`,
     );
     return 0;
   } catch (err) {
@@ -107,7 +112,27 @@ export async function login(o: LoginOptions): Promise<number> {
   } finally {
     lines.close();
     process.stdin.destroy();
+    await signIns.close();
   }
+}
+
+/**
+ * Where this config's sign-ins are: Redis, sealed, when it has `redis` with an `encryptionKey`
+ * (the same namespace as its replicas: src/proxy.ts), else the state folder.
+ */
+export function openSignIns(
+  config: Config,
+  logger: Logger,
+): { store: SignInStore; close(): Promise<void> } {
+  if (config.redis === undefined || config.redisKey === undefined) {
+    return { store: new TokenStore(defaultStateDir(process.env)), close: async () => {} };
+  }
+  const shared = openShared({ redis: config.redis, deployment: sessionKey(config), logger });
+  const store = sharedSignIns(config, shared, logger);
+  return {
+    store: store ?? new TokenStore(defaultStateDir(process.env)),
+    close: () => shared.close(),
+  };
 }
 
 /**

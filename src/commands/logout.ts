@@ -4,20 +4,36 @@
  */
 import type { LogoutOptions } from "../cli.js";
 import { errorMessage } from "../errors.js";
-import { defaultStateDir, TokenStore, type SignInRecord } from "../upstream/oauth/store.js";
-import { remoteServer } from "./login.js";
+import { createLogger } from "../logger.js";
+import type { SignInRecord } from "../upstream/oauth/store.js";
+import { openSignIns, remoteServer } from "./login.js";
+import { fail } from "./output.js";
 
 export async function logout(o: LogoutOptions): Promise<number> {
   const found = remoteServer(o);
   if (typeof found === "number") return found;
-  const { server } = found;
-  const store = new TokenStore(defaultStateDir(process.env));
+  const { config, server } = found;
+  const logger = createLogger({ level: "warn" });
+  logger.addSecrets(config.secrets);
+  const signIns = openSignIns(config, logger);
+  const store = signIns.store;
   const resource = server.spec.url;
-  const record = await store.withLock(resource, async () => {
-    const r = await store.read(resource);
-    await store.remove(resource);
-    return r;
-  });
+  let record: SignInRecord | undefined;
+  try {
+    record = await store.withLock(resource, async () => {
+      const r = await store.read(resource).catch(() => undefined);
+      await store.remove(resource);
+      return r;
+    });
+  } catch (err) {
+    return fail(
+      1,
+      `signing out of ${server.name} failed: ${logger.redact(errorMessage(err))}`,
+      "Run it again once the cause above is fixed.",
+    );
+  } finally {
+    await signIns.close();
+  }
   if (!record) {
     process.stderr.write(`mcpx: ${server.name} was not signed in.\n`);
     return 0;

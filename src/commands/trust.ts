@@ -18,6 +18,11 @@ import {
   type PinEntry,
   type PinnedDef,
 } from "../registry/trust-store.js";
+import { errorMessage } from "../errors.js";
+import { createLogger } from "../logger.js";
+import { SharedPins } from "../registry/trust-shared.js";
+import { sessionKey } from "../server/session-token.js";
+import { openShared } from "../shared/index.js";
 import { loadOptions } from "./load.js";
 import { fail, redactor } from "./output.js";
 
@@ -35,6 +40,48 @@ export async function trust(o: TrustOptions): Promise<number> {
   if ("error" in target) return fail(1, target.error, target.fix);
   const store = new PinStore(defaultStateDir(process.env));
   const redact = redactor(config.secrets);
+  // With Redis sign-ins and pins (redis.encryptionKey): Redis's pins first, approvals back there.
+  const shared = sharedPinsOf(config, store);
+  if (shared) await shared.pins.sync(target.servers.map((s) => launchKey(s)));
+  const code = await review(o, config, store, target, redact);
+  const unshared = await shared?.close();
+  if (unshared) {
+    return fail(
+      1,
+      `approved on this machine, but not shared with the other replicas: ${redact(unshared)}`,
+      "Run mcpx trust approve again once Redis is back.",
+    );
+  }
+  return code;
+}
+
+/** The Redis copy of the pins, when the config shares them; undefined: the local files only. */
+function sharedPinsOf(config: Config, store: PinStore) {
+  if (config.redis === undefined || config.redisKey === undefined) return undefined;
+  const logger = createLogger({ level: "warn" });
+  logger.addSecrets(config.secrets);
+  const state = openShared({ redis: config.redis, deployment: sessionKey(config), logger });
+  const pins = new SharedPins(store, state, config.redisKey, logger);
+  const pushes: Promise<void>[] = [];
+  store.onSave = (key) => pushes.push(pins.push(key));
+  return {
+    pins,
+    /** Disconnect once every approval reached Redis; what failed, if one did not. */
+    close: async (): Promise<string | undefined> => {
+      const failed = (await Promise.allSettled(pushes)).find((r) => r.status === "rejected");
+      await state.close();
+      return failed && errorMessage(failed.reason);
+    },
+  };
+}
+
+async function review(
+  o: TrustOptions,
+  config: Config,
+  store: PinStore,
+  target: Exclude<Target, { error: string }>,
+  redact: (text: string) => string,
+): Promise<number> {
   const out: string[] = [];
   let approved = 0;
   for (const server of target.servers) {

@@ -144,7 +144,10 @@ export function parseConfig(
     );
   }
   const sessionSecret = parseSessionSecret(settings?.sessionSecret, env, found);
-  const redis = parseRedis(settings?.redis, env, found);
+  const rawRedis = settings?.redis;
+  const redis = parseRedis(typeof rawRedis === "object" ? rawRedis.url : rawRedis, env, found);
+  const redisKey =
+    typeof rawRedis === "object" ? parseRedisKey(rawRedis.encryptionKey, env, found) : undefined;
 
   if (!settings || found.problems.length > 0) {
     throw new ConfigError(file, found.problems, found.secrets);
@@ -172,6 +175,7 @@ export function parseConfig(
     ...(sessionSecret !== undefined && { sessionSecret }),
     ...(redis !== undefined && { redis }),
     ...(settings.sessionIdle !== undefined && { sessionIdleMs: settings.sessionIdle }),
+    ...(redisKey !== undefined && { redisKey }),
     ...(settings.tracing?.otlp !== undefined && { tracing: { otlp: settings.tracing.otlp } }),
     ...(settings.catalogCache === false && { catalogCache: false as const }),
     ...(typeof settings.catalogCache === "string" && {
@@ -245,6 +249,29 @@ function parseRedis(raw: string | undefined, env: Env, found: Findings): string 
   if (parsed.password)
     found.secrets.push(url, parsed.password, decodeURIComponent(parsed.password));
   return url;
+}
+
+/** `redis.encryptionKey`, expanded; a secret, so problems never quote it. */
+function parseRedisKey(raw: string | undefined, env: Env, found: Findings) {
+  if (raw === undefined) return undefined;
+  let key: string;
+  try {
+    key = expandVars(raw, env);
+  } catch (err) {
+    if (!(err instanceof MissingVariableError)) throw err;
+    found.problems.push(
+      `redis.encryptionKey: environment variable ${err.variable} is not set. Set it to the same long random value on every replica (e.g. the output of "openssl rand -hex 32"), or remove encryptionKey to keep sign-ins and trust pins in each machine's state folder.`,
+    );
+    return undefined;
+  }
+  if (key.length < MIN_SECRET_LENGTH) {
+    found.problems.push(
+      `redis.encryptionKey: too short (${key.length} characters). Use at least ${MIN_SECRET_LENGTH} random characters, e.g. "\${MCPX_REDIS_KEY}" set to the output of "openssl rand -hex 32".`,
+    );
+    return undefined;
+  }
+  found.secrets.push(key);
+  return key;
 }
 
 /** The top-level settings with their defaults. */

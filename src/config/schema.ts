@@ -394,10 +394,27 @@ export const settingsSchema = z.strictObject({
     ),
   /** Redis (or Valkey) the replicas share state through (issue 31); absent: this process only. */
   redis: z
-    .string()
+    .union([
+      z.string(),
+      z
+        .object({
+          url: z
+            .string()
+            .describe(
+              "`redis://host:port/db` or `rediss://…` (TLS); a password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret).",
+            ),
+          encryptionKey: z
+            .string()
+            .optional()
+            .describe(
+              "Key (`${VAR}`, ≥ 16 characters, a secret; e.g. `openssl rand -hex 32`) that encrypts what replicas share in Redis with AES-256-GCM: OAuth sign-ins and trust pins. With it they live in Redis (one `mcpx login`, one approval for every replica); without it they stay in each machine's state folder.",
+            ),
+        })
+        .strict(),
+    ])
     .optional()
     .describe(
-      "`redis://host:port/db` or `rediss://…` (TLS) of a Redis or Valkey every replica shares: result handles readable on any replica; 2025-era sessions' cancellations, DELETEs, log level, idle expiry, subscriptions and resource updates reaching the replica concerned. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.",
+      'Redis or Valkey every replica shares: `redis://host:port/db` (or `rediss://…`, TLS), or `{ "url": …, "encryptionKey": "${MCPX_REDIS_KEY}" }` to share OAuth sign-ins and trust pins too. Result handles readable on any replica; 2025-era sessions\' cancellations, DELETEs, log level, idle expiry, subscriptions, resource updates and mid-call answers reaching the replica concerned. A password as `redis://:${REDIS_PASSWORD}@host:6379/0` (`${VAR}` allowed; a secret). Absent: state stays in this process. See docs/operations.md, Running several replicas.',
     ),
   profiles: z
     .unknown()

@@ -221,6 +221,11 @@ export interface Config {
   sessionIdleMs?: number;
   /** Redis URL (expanded; a secret when it holds a password): shared state of every replica. */
   redis?: string;
+  /**
+   * `redis.encryptionKey`, expanded (a secret): sign-ins and trust pins live in Redis, sealed
+   * with it (src/shared/sealed.ts). Absent: they stay in the state folder.
+   */
+  redisKey?: string;
 }
 
 export const DEFAULTS = {

@@ -10,7 +10,7 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { RelayHub } from "../upstream/asker.js";
 import { loginCommand } from "../errors.js";
-import { TokenStore } from "../upstream/oauth/store.js";
+import { TokenStore, type SignInStore } from "../upstream/oauth/store.js";
 import { createClientFactory } from "../upstream/factory.js";
 import type { StderrRing } from "../upstream/stderr.js";
 import type { ChildTracker } from "../upstream/transport.js";
@@ -45,6 +45,8 @@ export interface RegistryOptions {
   trust?: TrustPins;
   /** mcpx's state folder, where OAuth sign-ins are kept; none: a protected server needs sign-in. */
   stateDir?: string;
+  /** Where sign-ins are kept when not in `stateDir` (Redis, sealed: src/upstream/oauth/shared-store.ts). */
+  signIns?: SignInStore;
 }
 
 type UpdateListener = (server: string, uri: string) => void;
@@ -79,7 +81,7 @@ export class Registry {
   /** The trust pins (src/registry/trust.ts); none when mcpx keeps no state. */
   readonly trustPins: TrustPins | undefined;
   /** Sign-ins to OAuth-protected upstreams (none without a state folder): the dashboard's Sign in. */
-  readonly signIns: TokenStore | undefined;
+  readonly signIns: SignInStore | undefined;
 
   constructor(
     private config: Config,
@@ -99,7 +101,9 @@ export class Registry {
       onRunning: (print, running) => this.states.setRunning(this.namesOf(print), running),
     });
     const { factoryFor, tracker } = options;
-    const tokens = options.stateDir === undefined ? undefined : new TokenStore(options.stateDir);
+    const tokens =
+      options.signIns ??
+      (options.stateDir === undefined ? undefined : new TokenStore(options.stateDir));
     this.signIns = tokens;
     this.factoryFor = factoryFor
       ? (s) => factoryFor(s)

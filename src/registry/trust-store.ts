@@ -105,6 +105,8 @@ export type LoadResult =
 export class PinStore {
   readonly folder: string;
   private watcher: FSWatcher | undefined;
+  /** Told the key of every entry `save` wrote (the Redis mirror: trust-shared.ts). */
+  onSave: ((key: string) => void) | undefined;
 
   constructor(dir: string) {
     this.folder = path.join(dir, "pins");
@@ -169,6 +171,31 @@ export class PinStore {
       this.writeAtomic(this.defsFile(entry.key), JSON.stringify(kept));
     }
     this.writeAtomic(this.file(entry.key), `${JSON.stringify(entry, null, 1)}\n`);
+    this.onSave?.(entry.key);
+  }
+
+  /** The files of `key` as text (undefined: missing), for copying them elsewhere whole. */
+  readText(key: string): { index?: string; defs?: string } {
+    const read = (file: string) => {
+      try {
+        return readFileSync(file, "utf8");
+      } catch {
+        return undefined; // missing (or unreadable: the next save writes it again)
+      }
+    };
+    const index = read(this.file(key));
+    const defs = read(this.defsFile(key));
+    return { ...(index !== undefined && { index }), ...(defs !== undefined && { defs }) };
+  }
+
+  /**
+   * Replace the files of `key` with text copied from elsewhere (another replica's approval);
+   * `onSave` is not told (it came from there). Definitions first, as `save` does.
+   */
+  writeText(key: string, text: { index: string; defs?: string }): void {
+    this.makeFolder();
+    if (text.defs !== undefined) this.writeAtomic(this.defsFile(key), text.defs);
+    this.writeAtomic(this.file(key), text.index);
   }
 
   /** Temp file 0600, then rename over the old one. */

@@ -111,6 +111,8 @@ export class RedisShared implements SharedState {
   /** Set while an outage lasts (logged once); undefined while connected or before the first try. */
   private down?: { since: number; error: string };
   private closed = false;
+  /** Settles when the first connection is ready or has failed. */
+  private firstTry?: Promise<void>;
   /** This replica, so it skips what it broadcast itself. */
   private readonly origin = randomUUID();
   /** The pub/sub connection, opened at the first listen; topic → its listeners. */
@@ -176,6 +178,9 @@ export class RedisShared implements SharedState {
   /** The client, or a clear error naming Redis when it cannot be used now. */
   async use(): Promise<Redis & KeptCommands> {
     const client = await this.connecting;
+    // Still making the first connection (a command right after start, or a short-lived
+    // `mcpx login`): wait for it rather than fail as if Redis were down.
+    if (client && !this.reachable && !this.down) await (this.firstTry ??= settled(client));
     if (!client || !this.reachable) throw this.unavailable(this.down?.error ?? "connecting");
     return client;
   }
@@ -352,6 +357,21 @@ class RedisKept<T extends object> implements KeptStore<T> {
       throw this.shared.unavailable(errorMessage(err), err);
     }
   }
+}
+
+/** Resolves when `client` is ready or failed (its error handlers report which), at most 3 s. */
+function settled(client: Redis): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off("ready", done);
+      client.off("error", done);
+      resolve();
+    };
+    const timer = setTimeout(done, COMMAND_TIMEOUT_MS);
+    client.once("ready", done);
+    client.once("error", done);
+  });
 }
 
 /** Scope and id in one member: a NUL occurs in neither (cleanCaller refuses control characters). */

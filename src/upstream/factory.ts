@@ -28,7 +28,7 @@ import {
 import type { ClientFactory, SessionDeclares, UpstreamSession } from "./types.js";
 import { storedTokens } from "./oauth/bearer.js";
 import { withStepUp } from "./oauth/step-up.js";
-import type { TokenStore } from "./oauth/store.js";
+import type { SignInStore } from "./oauth/store.js";
 
 export interface ClientFactoryOptions {
   logger: Logger;
@@ -54,7 +54,7 @@ export interface ClientFactoryOptions {
    * OAuth sign-in of http/sse upstreams without an Authorization header: where tokens are
    * (none: a protected server needs sign-in) and the command that signs in to this server.
    */
-  oauth?: { store?: TokenStore; command: string };
+  oauth?: { store?: SignInStore; command: string };
 }
 
 /**

@@ -606,6 +606,40 @@ describe("parseConfig: settings", () => {
     ]);
   });
 
+  it("reads redis as { url, encryptionKey }: the key expanded, a secret, never quoted; misspelled keys fail", () => {
+    const servers = { a: { command: "x" } };
+    const key = "k".repeat(40);
+    const config = parse(
+      {
+        redis: { url: "redis://127.0.0.1:6379/0", encryptionKey: "${MCPX_REDIS_KEY}" },
+        mcpServers: servers,
+      },
+      { MCPX_REDIS_KEY: key },
+    );
+    expect(config.redis).toBe("redis://127.0.0.1:6379/0");
+    expect(config.redisKey).toBe(key);
+    expect(config.secrets).toContain(key);
+    // The object without a key: shared state, sign-ins in files.
+    const bare = parse({ redis: { url: "redis://h:6379/0" }, mcpServers: servers });
+    expect(bare.redis).toBe("redis://h:6379/0");
+    expect(bare.redisKey).toBeUndefined();
+    expect(
+      problems({ redis: { url: "redis://h/0", encryptionKey: "${NOPE}" }, mcpServers: servers }),
+    ).toEqual([
+      'redis.encryptionKey: environment variable NOPE is not set. Set it to the same long random value on every replica (e.g. the output of "openssl rand -hex 32"), or remove encryptionKey to keep sign-ins and trust pins in each machine\'s state folder.',
+    ]);
+    const short = problems({
+      redis: { url: "redis://h/0", encryptionKey: "hunter2" },
+      mcpServers: servers,
+    });
+    expect(short).toHaveLength(1);
+    expect(short[0]).toMatch(/^redis\.encryptionKey: too short \(7 characters\)/);
+    expect(short[0]).not.toContain("hunter2");
+    expect(
+      problems({ redis: { url: "redis://h/0", encryptionkey: "x" }, mcpServers: servers })[0],
+    ).toMatch(/^redis/);
+  });
+
   it("accepts a $schema key", () => {
     expect(() =>
       parse({ $schema: "./schema.json", mcpServers: { a: { command: "x" } } }),

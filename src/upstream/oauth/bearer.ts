@@ -14,7 +14,7 @@ import {
 import { errorMessage, needsSignIn } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { FetchLike } from "../public-fetch.js";
-import { recordSecrets, type SignInRecord, type TokenStore } from "./store.js";
+import { recordSecrets, type SignInRecord, type SignInStore } from "./store.js";
 
 type UnauthorizedContext = Parameters<NonNullable<AuthProvider["onUnauthorized"]>>[0];
 
@@ -24,7 +24,7 @@ export const REFRESH_SKEW_MS = 30_000;
 export interface BearerOptions {
   /** The server's URL: the protected resource, the store's key. */
   resource: string;
-  store: TokenStore | undefined;
+  store: SignInStore | undefined;
   /** `mcpx login <config> <server>`: what a "needs sign-in" error tells the user to run. */
   command: string;
   logger: Logger;

@@ -21,12 +21,12 @@ import getPort from "get-port";
 import type { OAuthClientConfig } from "../../config/types.js";
 import type { Logger } from "../../logger.js";
 import { VERSION } from "../../version.js";
-import { recordSecrets, type SignInRecord, type TokenStore } from "./store.js";
+import { recordSecrets, type SignInRecord, type SignInStore } from "./store.js";
 
 export interface SignInOptions {
   /** The server's URL (the protected resource). */
   resource: string;
-  store: TokenStore;
+  store: SignInStore;
   logger: Logger;
   /** Show the authorization URL to the user (open a browser, print it). */
   open: (url: URL) => void | Promise<void>;

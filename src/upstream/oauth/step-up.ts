@@ -10,7 +10,7 @@ import type { Transport } from "@modelcontextprotocol/client";
 import { InsufficientScopeError } from "@modelcontextprotocol/client";
 import { needsSignIn } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { TokenStore } from "./store.js";
+import type { SignInStore } from "./store.js";
 
 /** A scope token as RFC 6749 §3.3 allows it: anything else in a challenge is dropped. */
 const SCOPE_TOKEN = /^[!#-[\]-~]+$/;
@@ -26,7 +26,7 @@ export function scopeUnion(...lists: (string | undefined)[]): string {
 
 export interface StepUpOptions {
   resource: string;
-  store: TokenStore | undefined;
+  store: SignInStore | undefined;
   /** `mcpx login <config> <server>`. */
   command: string;
   logger: Logger;

@@ -53,7 +53,32 @@ export function recordSecrets(record: SignInRecord | undefined): string[] {
   return values.filter((v): v is string => typeof v === "string" && v.length > 0);
 }
 
-export class TokenStore {
+/**
+ * Where sign-ins are kept: files in the state folder ({@link TokenStore}), or Redis, sealed, shared
+ * by every replica (`SharedSignIns`, shared-store.ts). Every method may reject: with Redis, with
+ * the error naming Redis (unreachable) or `redis.encryptionKey` (a value it does not open).
+ */
+export interface SignInStore {
+  /** Where the sign-ins are, for messages: a folder, or "Redis at host:port/db". */
+  readonly where: string;
+  read(resource: string): Promise<SignInRecord | undefined>;
+  write(record: SignInRecord): Promise<void>;
+  /** Forget the sign-in of `resource`; false when there was none. */
+  remove(resource: string): Promise<boolean>;
+  /** Run `fn` holding the refresh lock of `resource` (one holder across processes/replicas). */
+  withLock<T>(
+    resource: string,
+    fn: () => Promise<T>,
+    options?: { staleMs?: number; timeoutMs?: number },
+  ): Promise<T>;
+}
+
+/** The key of one resource: a hash of its URL, so any URL makes a safe name. */
+export function resourceKey(resource: string): string {
+  return createHash("sha256").update(resource).digest("hex").slice(0, 32);
+}
+
+export class TokenStore implements SignInStore {
   readonly dir: string;
 
   /** `stateDir`: the folder of mcpx's state (see defaultStateDir); the files go in its oauth/. */
@@ -61,10 +86,13 @@ export class TokenStore {
     this.dir = path.join(stateDir, "oauth");
   }
 
-  /** The file of one resource: a hash of its URL, so any URL makes a safe name. */
+  get where(): string {
+    return this.dir;
+  }
+
+  /** The file of one resource. */
   fileOf(resource: string): string {
-    const key = createHash("sha256").update(resource).digest("hex").slice(0, 32);
-    return path.join(this.dir, `${key}.json`);
+    return path.join(this.dir, `${resourceKey(resource)}.json`);
   }
 
   async read(resource: string): Promise<SignInRecord | undefined> {
