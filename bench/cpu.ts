@@ -8,7 +8,9 @@
  * server (bench/echo-server.mjs) as a shared stdio upstream, beside server-everything and
  * server-memory (three upstreams, as the issue's idle target says); and the echo server itself
  * over HTTP (the SDK's own cost, the floor). 32 SDK streamable-HTTP clients, one session each,
- * call echo back to back. MCPX_BENCH_CPU_CALLS sets the calls per round (default 5,000).
+ * call echo back to back. MCPX_BENCH_CPU_CALLS sets the calls per round (default 5,000),
+ * MCPX_BENCH_CPU_ROUNDS the rounds (default 3); MCPX_BENCH_NODE_ARGS adds node options to mcpx's
+ * command line (e.g. `--max-semi-space-size=4`, to compare V8 settings).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -32,7 +34,8 @@ import { npmServer } from "./upstreams.js";
 const CALLS = Number(process.env.MCPX_BENCH_CPU_CALLS ?? 5_000);
 const WARMUP = 500;
 const CLIENTS = 32;
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.MCPX_BENCH_CPU_ROUNDS ?? 3);
+const NODE_ARGS = (process.env.MCPX_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
 /** Quiet after the upstreams are ready, before the idle reading. */
 const SETTLE_MS = 2_000;
 const TARGET = { idleMb: 70, afterMb: 120 };
@@ -105,7 +108,7 @@ async function measure(
 
 async function mcpxRound(dir: string): Promise<Round> {
   const p = await startProcess(
-    [MCPX, config(dir), "--port", "0", "--log-level", "warn"],
+    [...NODE_ARGS, MCPX, config(dir), "--port", "0", "--log-level", "warn"],
     /mcpx listening on (\S+)/,
   );
   return measure("mcpx", { ...p, url: p.match[1]! }, true);
