@@ -41,7 +41,8 @@ const SETTLE_MS = 2_000;
 const TARGET = { idleMb: 70, afterMb: 120 };
 
 interface Round {
-  arm: "mcpx" | "echo server";
+  arm: "mcpx" | "mcpx, V8 defaults" | "echo server";
+  round: number;
   idleMb: number;
   afterMb: number;
   peakMb: number;
@@ -77,6 +78,7 @@ async function spread(arms: Arm[], total: number): Promise<void> {
 
 async function measure(
   label: Round["arm"],
+  round: number,
   server: Proc & { url: string },
   viaMcpx: boolean,
 ): Promise<Round> {
@@ -95,6 +97,7 @@ async function measure(
     const after = memoryKb(server.pid);
     return {
       arm: label,
+      round,
       idleMb: idle / 1024,
       afterMb: after.rssKb / 1024,
       peakMb: after.peakKb / 1024,
@@ -106,12 +109,32 @@ async function measure(
   }
 }
 
-async function mcpxRound(dir: string): Promise<Round> {
+/**
+ * V8's own heap sizing, which mcpx replaces before serving (src/heap.ts): naming the flags on
+ * node's command line makes mcpx leave them as V8 has them, for the comparison.
+ */
+const V8_DEFAULTS = ["--semi-space-growth-factor=2", "--heap-growing-percent=0"];
+
+async function mcpxRound(dir: string, round: number, v8Defaults: boolean): Promise<Round> {
   const p = await startProcess(
-    [...NODE_ARGS, MCPX, config(dir), "--port", "0", "--log-level", "warn"],
+    [
+      ...NODE_ARGS,
+      ...(v8Defaults ? V8_DEFAULTS : []),
+      MCPX,
+      config(dir),
+      "--port",
+      "0",
+      "--log-level",
+      "warn",
+    ],
     /mcpx listening on (\S+)/,
   );
-  return measure("mcpx", { ...p, url: p.match[1]! }, true);
+  return measure(
+    v8Defaults ? "mcpx, V8 defaults" : "mcpx",
+    round,
+    { ...p, url: p.match[1]! },
+    true,
+  );
 }
 
 export async function runCpuBench(): Promise<BenchSection> {
@@ -122,9 +145,10 @@ export async function runCpuBench(): Promise<BenchSection> {
   try {
     for (let r = 0; r < ROUNDS; r++) {
       load.push(os.loadavg()[0]!);
-      rounds.push(await mcpxRound(dir));
-      rounds.push(await measure("echo server", await startEchoHttp(), false));
-      const last = rounds.slice(-2);
+      rounds.push(await mcpxRound(dir, r + 1, false));
+      rounds.push(await mcpxRound(dir, r + 1, true));
+      rounds.push(await measure("echo server", r + 1, await startEchoHttp(), false));
+      const last = rounds.slice(-3);
       console.error(
         `bench cpu: round ${r + 1}: ${last.map((x) => `${x.arm} ${x.cpuPerCallMs.toFixed(3)} ms/call, RSS ${x.idleMb.toFixed(1)} → ${x.afterMb.toFixed(1)} MB`).join("; ")}`,
       );
@@ -144,9 +168,10 @@ const med = (xs: number[]) => percentile(xs, 50);
 function render(rounds: Round[], load: number[], ms: number): string {
   const of = (arm: Round["arm"]) => rounds.filter((r) => r.arm === arm);
   const mcpx = of("mcpx");
+  const defaults = of("mcpx, V8 defaults");
   const echo = of("echo server");
-  const row = (r: Round, i: number) => [
-    `${r.arm}, round ${Math.floor(i / 2) + 1}`,
+  const row = (r: Round) => [
+    `${r.arm}, round ${r.round}`,
     r.cpuPerCallMs.toFixed(3),
     r.idleMb.toFixed(1),
     r.afterMb.toFixed(1),
@@ -156,10 +181,15 @@ function render(rounds: Round[], load: number[], ms: number): string {
   const after = med(mcpx.map((r) => r.afterMb));
   const cpu = med(mcpx.map((r) => r.cpuPerCallMs));
   const floor = med(echo.map((r) => r.cpuPerCallMs));
+  const plain = {
+    idle: med(defaults.map((r) => r.idleMb)),
+    after: med(defaults.map((r) => r.afterMb)),
+    cpu: med(defaults.map((r) => r.cpuPerCallMs)),
+  };
   return [
     "Reproduce with `npm run bench -- cpu`.",
     "",
-    `CPU time (utime + stime from /proc/<pid>/stat, 10 ms ticks) the server process spends per call over ${CALLS.toLocaleString("en-US")} calls after ${WARMUP} warm-up calls, and its resident memory (VmRSS) idle and after those calls, with ${CLIENTS} SDK streamable-HTTP clients calling echo back to back. "mcpx": the built mcpx over HTTP with the minimal echo server as a shared stdio upstream beside server-everything and server-memory (three upstreams; idle is read ${SETTLE_MS / 1000} s after they are ready). "echo server": the same minimal SDK server over HTTP on its own (one SDK server per session): the floor. ${ROUNDS} rounds, interleaved; load average (1 min) at each round's start: ${load.map((l) => l.toFixed(1)).join(", ")}. These figures hold on a loaded machine; calls per second do not.`,
+    `CPU time (utime + stime from /proc/<pid>/stat, 10 ms ticks) the server process spends per call over ${CALLS.toLocaleString("en-US")} calls after ${WARMUP} warm-up calls, and its resident memory (VmRSS) idle and after those calls, with ${CLIENTS} SDK streamable-HTTP clients calling echo back to back. "mcpx": the built mcpx over HTTP with the minimal echo server as a shared stdio upstream beside server-everything and server-memory (three upstreams; idle is read ${SETTLE_MS / 1000} s after they are ready). "mcpx, V8 defaults": the same with \`${V8_DEFAULTS.join(" ")}\` on node's command line, V8's own heap sizing, which mcpx otherwise replaces (src/heap.ts). "echo server": the same minimal SDK server over HTTP on its own (one SDK server per session): the floor. ${ROUNDS} rounds, the arms interleaved; load average (1 min) at each round's start: ${load.map((l) => l.toFixed(1)).join(", ")}. These figures hold on a loaded machine; calls per second do not.`,
     "",
     table(
       ["arm, round", "CPU ms/call", "RSS idle MB", "RSS after MB", "peak RSS MB"],
@@ -182,6 +212,12 @@ function render(rounds: Round[], load: number[], ms: number): string {
           verdict(after, TARGET.afterMb),
         ],
         ["mcpx CPU per call", `${cpu.toFixed(3)} ms`, "down", "—"],
+        [
+          "mcpx with V8's default heap sizing: RSS idle / after, CPU per call",
+          `${plain.idle.toFixed(1)} MB / ${plain.after.toFixed(1)} MB, ${plain.cpu.toFixed(3)} ms`,
+          "(comparison)",
+          "—",
+        ],
         ["echo server CPU per call", `${floor.toFixed(3)} ms`, "(floor)", "—"],
         ["mcpx / echo server CPU", `${(cpu / floor).toFixed(2)} ×`, "—", "—"],
       ],
