@@ -12,6 +12,7 @@ import type { BenchSection } from "./report.js";
 import { runDashboardBench } from "./dashboard.js";
 import { commandLine } from "./lib/processes.js";
 import { runCodeModeBench } from "./codemode.js";
+import { runCpuBench } from "./cpu.js";
 import { runDaemonBench } from "./daemon.js";
 import { runErasBench } from "./eras.js";
 import { runIsolatedBench } from "./isolated.js";
@@ -37,6 +38,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   startup: runStartupBench,
   daemon: runDaemonBench,
   memory: runMemoryBench,
+  cpu: runCpuBench,
   isolated: runIsolatedBench,
   sandbox: runSandboxBench,
   dashboard: runDashboardBench,

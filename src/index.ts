@@ -5,6 +5,7 @@
  */
 import { parseCommandLine, UsageError, type Invocation } from "./cli.js";
 import { errorMessage } from "./errors.js";
+import { tuneHeap } from "./heap.js";
 
 async function main(): Promise<number | undefined> {
   let invocation: Invocation;
@@ -29,6 +30,8 @@ async function main(): Promise<number | undefined> {
         return (await import("./daemon/shim.js")).runShim(invocation.options);
       }
       {
+        // Before the proxy loads: startup's allocations would already grow the young generation.
+        tuneHeap();
         // A stdio client gets its `initialize` answered while the proxy loads.
         const stdio = invocation.options.port === undefined && !invocation.options.daemonRun;
         const front = stdio ? await import("./server/early.js") : undefined;
@@ -40,6 +43,7 @@ async function main(): Promise<number | undefined> {
         return code;
       }
     case "daemon":
+      if (invocation.options.action === "run") tuneHeap();
       return (await import("./commands/daemon.js")).daemon(invocation.options);
     case "import":
       return (await import("./commands/import.js")).importConfig(invocation.options);

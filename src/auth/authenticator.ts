@@ -8,7 +8,7 @@
 import type { AuthConfig, OAuthResourceConfig } from "../config/types.js";
 import type { Logger } from "../logger.js";
 import { TokenTable } from "./http-security.js";
-import { AccessTokenVerifier, type VerifierOptions } from "./oauth.js";
+import type { AccessTokenVerifier, VerifierOptions } from "./oauth.js";
 import type { AuthThrottle } from "./throttle.js";
 
 /** What {@link Authenticator.check} found. Reasons never quote the token. */
@@ -24,7 +24,7 @@ export class Authenticator {
   /** Static tokens (the dashboard's cookie sessions check digests against it). */
   readonly tokens = new TokenTable();
   /** Per `auth.oauth` object: a reload that replaces it starts over (new issuer, new keys). */
-  private readonly verifiers = new WeakMap<OAuthResourceConfig, AccessTokenVerifier>();
+  private readonly verifiers = new WeakMap<OAuthResourceConfig, Promise<AccessTokenVerifier>>();
 
   constructor(
     private readonly logger: Logger,
@@ -48,7 +48,7 @@ export class Authenticator {
       const caller = this.tokens.callerOf(auth, token);
       if (caller !== undefined) return { caller };
       if (auth.oauth) {
-        const found = await this.verifier(auth.oauth).verify(token, known);
+        const found = await (await this.verifier(auth.oauth)).verify(token, known);
         if (!("invalid" in found)) return found;
         this.throttle?.failed(address);
         return { invalid: true, reason: found.invalid };
@@ -58,10 +58,13 @@ export class Authenticator {
     return { invalid: true };
   }
 
-  private verifier(oauth: OAuthResourceConfig): AccessTokenVerifier {
+  /** jose (oauth.ts) loads with the first OAuth token: a config without `auth.oauth` never pays for it. */
+  private verifier(oauth: OAuthResourceConfig): Promise<AccessTokenVerifier> {
     let verifier = this.verifiers.get(oauth);
     if (!verifier) {
-      verifier = new AccessTokenVerifier(oauth, this.logger, this.options);
+      verifier = import("./oauth.js").then(
+        (m) => new m.AccessTokenVerifier(oauth, this.logger, this.options),
+      );
       this.verifiers.set(oauth, verifier);
     }
     return verifier;

@@ -27,7 +27,10 @@ export function globToRegExp(pattern: string): RegExp {
 }
 
 function matchesAny(patterns: readonly string[], text: string): boolean {
-  return patterns.some((p) => (p.includes("*") ? globToRegExp(p).test(text) : p === text));
+  // `*` alone (the default profile's servers) needs no RegExp: this runs on every call.
+  return patterns.some((p) =>
+    p === "*" ? true : p.includes("*") ? globToRegExp(p).test(text) : p === text,
+  );
 }
 
 /** Whether the profile lists `server` (by name or pattern). */

@@ -4,7 +4,6 @@
  * describe shows it (its description, then its schemas as TypeScript declarations, invisible
  * characters escaped). The schema compiler is handed in (it lives above the registry).
  */
-import { diffWords } from "diff";
 import type { JsonSchema } from "../types.js";
 import { escapeInvisible } from "./trust-rules.js";
 import type { PendingPin, Pin, PinEntry, PinnedDef } from "./trust-store.js";
@@ -35,6 +34,8 @@ export async function pendingChanges(
   name: string | undefined,
   compile: CompileSchema,
 ): Promise<PendingChange[]> {
+  // Loaded when a diff is shown (`mcpx trust diff`, the dashboard), not by every serve.
+  const { diffWords } = await import("diff");
   const changes: PendingChange[] = [];
   for (const section of ["tools", "prompts"] as const) {
     for (const [n, pending] of Object.entries(entry.pending[section])) {

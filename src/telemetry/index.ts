@@ -15,7 +15,7 @@ import { TokenEconomy } from "../dashboard/economy.js";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "../server/context.js";
 import { ProxyMetrics } from "./metrics.js";
-import { createTracing, type Tracing, type TracingOptions } from "./tracing.js";
+import type { Tracing, TracingOptions } from "./tracing.js";
 
 export interface TelemetryOptions {
   metrics: boolean;
@@ -33,12 +33,20 @@ export interface Telemetry {
   close(): Promise<void>;
 }
 
-export function startTelemetry(ctx: ProxyContext, options: TelemetryOptions): Telemetry {
+/**
+ * Start what `options` turns on. The OpenTelemetry SDK (tracing.ts, ~10 MB of RSS) is imported
+ * only when traces are on; prom-client whenever metrics are.
+ */
+export async function startTelemetry(
+  ctx: ProxyContext,
+  options: TelemetryOptions,
+): Promise<Telemetry> {
   const metrics = options.metrics
     ? new ProxyMetrics(ctx, new TokenEconomy(ctx.registry))
     : undefined;
   let tracing: Tracing | undefined;
   if (options.tracing) {
+    const { createTracing } = await import("./tracing.js");
     tracing = createTracing(options.tracing);
     ctx.executor.tracer = tracing.tracer;
     ctx.logger.info(

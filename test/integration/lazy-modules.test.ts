@@ -39,6 +39,15 @@ const TELEMETRY = [
   /\/dist\/telemetry\//,
 ];
 
+/** Loaded over HTTP only when needed: traces on, an OAuth access token, a trust diff shown. */
+const LAZY_IN_HTTP = [
+  /\/node_modules\/@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http|resources)\//,
+  /\/dist\/telemetry\/tracing\.js$/,
+  /\/node_modules\/jose\//,
+  /\/dist\/auth\/oauth\.js$/,
+  /\/node_modules\/diff\//,
+];
+
 function traced(file: string): string[] {
   return readFileSync(file, "utf8").split("\n").filter(Boolean);
 }
@@ -116,7 +125,7 @@ describe("modules loaded per mode", () => {
     expect(modules.filter((m) => /\/node_modules\/ajv(-formats)?\//.test(m))).toEqual([]);
   });
 
-  it("HTTP mode does load them (the check above can fail)", async () => {
+  it("HTTP mode does load them (the check above can fail), but not the OpenTelemetry SDK, jose or diff until needed", async () => {
     const { config, trace, env } = setup();
     const child = spawn(process.execPath, [MCPX, config, "--port", "0"], {
       env,
@@ -126,6 +135,11 @@ describe("modules loaded per mode", () => {
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
     await stop(child);
-    expect(httpOnly(traced(trace)).length).toBeGreaterThan(0);
+    const modules = traced(trace);
+    expect(httpOnly(modules).length).toBeGreaterThan(0);
+    // Metrics are on over HTTP: prom-client loads (this trace sees CommonJS packages too).
+    expect(modules.some((m) => /\/node_modules\/prom-client\//.test(m))).toBe(true);
+    // Issue 30: traces are off (no OTLP endpoint), no "auth.oauth", no trust diff shown.
+    expect(modules.filter((m) => LAZY_IN_HTTP.some((re) => re.test(m)))).toEqual([]);
   });
 });
