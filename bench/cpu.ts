@@ -113,7 +113,7 @@ async function measure(
  * V8's own heap sizing, which mcpx replaces before serving (src/heap.ts): naming the flags on
  * node's command line makes mcpx leave them as V8 has them, for the comparison.
  */
-const V8_DEFAULTS = ["--semi-space-growth-factor=2", "--heap-growing-percent=0"];
+const V8_DEFAULTS = ["--heap-growing-percent=0"];
 
 async function mcpxRound(dir: string, round: number, v8Defaults: boolean): Promise<Round> {
   const p = await startProcess(
