@@ -14,17 +14,7 @@ import { errorMessage } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { SharedState, SharedValues } from "../shared/types.js";
 import type { SessionState, SharedSessionBits } from "./legacy-sessions.js";
-
-const LEVELS: readonly LoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
+import { loggingLevel } from "./log-levels.js";
 
 /** A session's resources/updated relayed to the replica holding its GET stream, in order. */
 export interface RelayedUpdate {
@@ -71,11 +61,11 @@ export class LegacyShared {
   /** The level the session set on any replica; undefined when none or Redis is away. */
   async level(sid: string): Promise<LoggingLevel | undefined> {
     const level = await this.attempt("read the log level", () => this.levels.get(key(sid)));
-    return LEVELS.find((l) => l === level);
+    return loggingLevel(level);
   }
 
   async setLevel(sid: string, level: string, exp: number): Promise<void> {
-    if (!LEVELS.some((l) => l === level)) return;
+    if (!loggingLevel(level)) return;
     await this.attempt("keep the log level", () =>
       this.levels.set(key(sid), level, exp - this.now()),
     );

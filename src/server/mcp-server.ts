@@ -42,18 +42,7 @@ import { directEntry, directMetaTool, directTools } from "./tools/direct.js";
 import { resourcesTool } from "./tools/resources.js";
 import { clientTraceparent } from "../traceparent.js";
 import { registerTaskHandlers, runAsTask, TASKS_EXTENSION, taskWish } from "./tasks.js";
-
-/** MCP logging levels, least severe first. */
-const LEVELS: readonly LoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
+import { LOGGING_LEVELS, loggingLevel } from "./log-levels.js";
 
 /** What a 2025-era client gets until it calls logging/setLevel. */
 const DEFAULT_LEGACY_LEVEL: LoggingLevel = "warning";
@@ -370,7 +359,7 @@ function envelopeLevel(req: ServerContext): LoggingLevel | undefined {
   // The SDK types the envelope as `{}` (2.4.0): read it as the record it is.
   const envelope = req.mcpReq.envelope as Record<string, unknown> | undefined;
   const level = envelope?.[LOG_LEVEL_META_KEY];
-  return LEVELS.find((l) => l === level);
+  return loggingLevel(level);
 }
 
 interface RequestInputs {
@@ -399,7 +388,7 @@ function requestContext(
     ...(minLevel !== undefined && {
       logLevel: minLevel,
       sendLog: (message) => {
-        if (LEVELS.indexOf(message.level) < LEVELS.indexOf(minLevel)) return;
+        if (LOGGING_LEVELS.indexOf(message.level) < LOGGING_LEVELS.indexOf(minLevel)) return;
         void req.mcpReq
           .notify({ method: "notifications/message", params: { ...message } })
           .catch((err: unknown) => log.debug(`log message not forwarded: ${errorMessage(err)}`));

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { sealValues } from "../../shared/sealed.js";
 import type { SharedState, SharedValues } from "../../shared/types.js";
-import { resourceKey, type SignInRecord, type SignInStore } from "./store.js";
+import { parseSignIn, resourceKey, type SignInRecord, type SignInStore } from "./store.js";
 
 /** The topic a sign-in written to Redis is announced on (the resource's key, nothing secret). */
 export const SIGN_IN_TOPIC = "sign-ins";
@@ -34,15 +34,8 @@ export class SharedSignIns implements SignInStore {
   async read(resource: string): Promise<SignInRecord | undefined> {
     const text = await this.records.get(resourceKey(resource));
     if (text === undefined) return undefined;
-    try {
-      const record = JSON.parse(text) as SignInRecord;
-      return record.resource === resource && typeof record.client?.client_id === "string"
-        ? record
-        : undefined;
-    } catch {
-      // Authenticated but not ours to read (a later format): as if signed out.
-      return undefined;
-    }
+    // Authenticated but not ours to read (a later format): as if signed out.
+    return parseSignIn(text, resource);
   }
 
   async write(record: SignInRecord): Promise<void> {

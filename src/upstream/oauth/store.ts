@@ -103,15 +103,8 @@ export class TokenStore implements SignInStore {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw err;
     }
-    try {
-      const record = JSON.parse(text) as SignInRecord;
-      return record.resource === resource && typeof record.client?.client_id === "string"
-        ? record
-        : undefined;
-    } catch {
-      // A torn or hand-edited file: as if signed out (the next sign-in writes it whole).
-      return undefined;
-    }
+    // A torn or hand-edited file: as if signed out (the next sign-in writes it whole).
+    return parseSignIn(text, resource);
   }
 
   async write(record: SignInRecord): Promise<void> {
@@ -218,5 +211,17 @@ export function watchSignIns(stateDir: string, onChange: () => void, debounceMs 
     };
   } catch {
     return () => {};
+  }
+}
+
+/** A kept sign-in's text as the record of `resource`, or undefined when it is not one. */
+export function parseSignIn(text: string, resource: string): SignInRecord | undefined {
+  try {
+    const record = JSON.parse(text) as SignInRecord;
+    return record.resource === resource && typeof record.client?.client_id === "string"
+      ? record
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
