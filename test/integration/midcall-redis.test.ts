@@ -16,10 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { askingClient, callTool } from "../helpers/asking.js";
 import { eraOf, newClient, type Era } from "../helpers/clients.js";
 import { eventually } from "../helpers/eventually.js";
-import { findNginx, serialFetch, startNginx, type RunningNginx } from "../helpers/nginx.js";
-import { fixtureServer, stop, tempDir, text, writeConfig } from "../helpers/proxy.js";
-import { findRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
-import { startReplica, type Replica } from "../helpers/replicas.js";
+import { findNginx, serialFetch, type RunningNginx } from "../helpers/nginx.js";
+import { fixtureServer, tempDir, text, writeConfig } from "../helpers/proxy.js";
+import { findRedis, type RunningRedis } from "../helpers/redis.js";
+import { startReplicaSet, type Replica, type ReplicaSet } from "../helpers/replicas.js";
 
 const NGINX = findNginx();
 const REDIS = findRedis();
@@ -37,6 +37,7 @@ if (!ready && !REQUIRED) {
 }
 
 describe.skipIf(!ready && !REQUIRED)("mid-call questions answered through another replica", () => {
+  let set: ReplicaSet | undefined;
   let redis: RunningRedis;
   let replicas: Replica[] = [];
   let nginx: RunningNginx | undefined;
@@ -45,26 +46,24 @@ describe.skipIf(!ready && !REQUIRED)("mid-call questions answered through anothe
   beforeAll(async () => {
     if (!NGINX || !REDIS)
       throw new Error("MCPX_REQUIRE_NGINX=1 but nginx or redis-server is missing");
-    redis = await startRedis(REDIS);
-    const file = writeConfig({
-      sessionSecret: "midcall-redis-secret-0123456789abcdef0123456789abcdef",
-      redis: redis.url,
-      // Configured roots: over HTTP a client's roots are held within them (none: never asked).
-      mcpServers: {
-        modern: { ...fixtureServer("modern.mjs"), timeout: TIMEOUT_MS, roots: [ROOT] },
-      },
-      compression: { results: "off" },
-      callers: { alice: "default", bob: "default" },
-    });
-    replicas = await Promise.all([startReplica(file), startReplica(file)]);
-    nginx = await startNginx(NGINX, [replicas[0]!.port, replicas[1]!.port]);
+    set = await startReplicaSet({ nginx: NGINX, redis: REDIS }, (url) =>
+      writeConfig({
+        sessionSecret: "midcall-redis-secret-0123456789abcdef0123456789abcdef",
+        redis: url,
+        // Configured roots: over HTTP a client's roots are held within them (none: never asked).
+        mcpServers: {
+          modern: { ...fixtureServer("modern.mjs"), timeout: TIMEOUT_MS, roots: [ROOT] },
+        },
+        compression: { results: "off" },
+        callers: { alice: "default", bob: "default" },
+      }),
+    );
+    ({ redis, replicas, nginx } = set);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    await nginx?.close();
-    await Promise.all(replicas.map((r) => stop(r.child)));
-    await redis?.stop();
+    await set?.close();
   });
 
   /** `client` connected through nginx as `caller`, one request at a time (served in order). */

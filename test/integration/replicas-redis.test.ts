@@ -13,10 +13,10 @@ import { decode as decodeToon } from "@toon-format/toon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newClient, type Era } from "../helpers/clients.js";
 import { eventually } from "../helpers/eventually.js";
-import { findNginx, serialFetch, startNginx, type RunningNginx } from "../helpers/nginx.js";
-import { fixtureServer, stop, tempDir, text, writeConfig } from "../helpers/proxy.js";
-import { findRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
-import { startReplica, type Replica } from "../helpers/replicas.js";
+import { findNginx, serialFetch, type RunningNginx } from "../helpers/nginx.js";
+import { fixtureServer, tempDir, text, writeConfig } from "../helpers/proxy.js";
+import { findRedis, type RunningRedis } from "../helpers/redis.js";
+import { startReplicaSet, type Replica, type ReplicaSet } from "../helpers/replicas.js";
 import { mkdirSync } from "node:fs";
 
 const NGINX = findNginx();
@@ -69,6 +69,7 @@ if (!ready && !REQUIRED) {
 describe.skipIf(!ready && !REQUIRED)(
   "two replicas sharing state through Redis, behind nginx",
   () => {
+    let set: ReplicaSet | undefined;
     let redis: RunningRedis;
     let replicas: Replica[] = [];
     let nginx: RunningNginx | undefined;
@@ -77,17 +78,13 @@ describe.skipIf(!ready && !REQUIRED)(
     beforeAll(async () => {
       if (!NGINX || !REDIS)
         throw new Error("MCPX_REQUIRE_NGINX=1 but nginx or redis-server is missing");
-      redis = await startRedis(REDIS);
-      const file = config(redis.url);
-      replicas = await Promise.all([startReplica(file), startReplica(file)]);
-      nginx = await startNginx(NGINX, [replicas[0]!.port, replicas[1]!.port]);
+      set = await startReplicaSet({ nginx: NGINX, redis: REDIS }, config);
+      ({ redis, replicas, nginx } = set);
     }, 60_000);
 
     afterAll(async () => {
       await Promise.all(clients.map((c) => c.close()));
-      await nginx?.close();
-      await Promise.all(replicas.map((r) => stop(r.child)));
-      await redis?.stop();
+      await set?.close();
     });
 
     async function connect(era: Era, caller: string) {

@@ -14,10 +14,10 @@ import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotoco
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newClient } from "../helpers/clients.js";
 import { eventually } from "../helpers/eventually.js";
-import { findNginx, serialFetch, startNginx, type RunningNginx } from "../helpers/nginx.js";
-import { fixtureServer, stop, text, writeConfig } from "../helpers/proxy.js";
-import { findRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
-import { startReplica, type Replica } from "../helpers/replicas.js";
+import { findNginx, serialFetch, type RunningNginx } from "../helpers/nginx.js";
+import { fixtureServer, text, writeConfig } from "../helpers/proxy.js";
+import { findRedis, type RunningRedis } from "../helpers/redis.js";
+import { startReplicaSet, type Replica, type ReplicaSet } from "../helpers/replicas.js";
 
 const NGINX = findNginx();
 const REDIS = findRedis();
@@ -50,6 +50,7 @@ const IDLE_MS = 2_000;
 describe.skipIf(!ready && !REQUIRED)(
   "2025-era sessions shared by two replicas through Redis",
   () => {
+    let set: ReplicaSet | undefined;
     let redis: RunningRedis;
     let file: string;
     let replicas: Replica[] = [];
@@ -59,17 +60,16 @@ describe.skipIf(!ready && !REQUIRED)(
     beforeAll(async () => {
       if (!NGINX || !REDIS)
         throw new Error("MCPX_REQUIRE_NGINX=1 but nginx or redis-server is missing");
-      redis = await startRedis(REDIS);
-      file = writeConfig(config(redis.url));
-      replicas = await Promise.all([startReplica(file), startReplica(file)]);
-      nginx = await startNginx(NGINX, [replicas[0]!.port, replicas[1]!.port]);
+      set = await startReplicaSet({ nginx: NGINX, redis: REDIS }, (url) =>
+        writeConfig(config(url)),
+      );
+      ({ redis, replicas, nginx } = set);
+      file = set.file;
     }, 60_000);
 
     afterAll(async () => {
       await Promise.all(clients.map((c) => c.close()));
-      await nginx?.close();
-      await Promise.all(replicas.map((r) => stop(r.child)));
-      await redis?.stop();
+      await set?.close();
     });
 
     /** A 2025 client through nginx, once its GET stream is open (on the replica `stream` names). */
