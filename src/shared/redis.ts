@@ -171,7 +171,7 @@ export class RedisShared implements SharedState {
     if (this.down) return;
     this.down = { since: this.now(), error };
     this.logger.warn(
-      `Redis at ${this.address} unreachable: ${error}. Calls that need shared state (result handles) fail until it is back; mcpx reconnects by itself.`,
+      `Redis at ${this.address} unreachable: ${error}. What needs shared state (result handles, sign-ins and pins kept in Redis, answers crossing replicas) fails until it is back, and 2025-era sessions fall back to this replica's own state; mcpx reconnects by itself.`,
     );
   }
 
