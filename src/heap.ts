@@ -8,9 +8,10 @@
  * Left out on purpose: keeping the young generation at 1 MB (`--semi-space-growth-factor=1`)
  * saves ~20 MB more idle and reaches ~113 MB after load, but costs ~0.7 ms of CPU per call
  * (~30 %), as more of each call's garbage is promoted and collected with the old generation.
- * A user who prefers memory can set it (`NODE_OPTIONS=--semi-space-growth-factor=1`); a user's
- * own choice wins: nothing is set when node's options (command line or NODE_OPTIONS) already
- * name the setting.
+ * A user who prefers memory can keep it small with `NODE_OPTIONS=--max-semi-space-size=1` (node
+ * refuses most V8 flags in NODE_OPTIONS, this one included among the few it accepts). A user's own
+ * choice wins: nothing is set when node's command line already names the setting
+ * (`node --heap-growing-percent=0 …/mcpx.cjs`).
  */
 import { setFlagsFromString } from "node:v8";
 
