@@ -2,6 +2,7 @@ import { encode as encodeToon } from "@toon-format/toon";
 
 import type { ResultCompression as ResultMode } from "../config/types.js";
 import type { ContentBlock, ToolResult } from "../types.js";
+import { asciiTokens, isAscii, MIN_RUN, RUN_TOKENS_PER_CHAR } from "./ascii-tokens.js";
 import { encodeSparse } from "./sparse.js";
 
 /**
@@ -52,20 +53,11 @@ const WORD_PIECES =
   String.raw`|\d{1,3}|\s*[^\s\p{L}\p{M}\d\p{Extended_Pictographic}]+|\s+|[^]`;
 const PIECES = new RegExp(WORD_PIECES, "gu");
 
-/** Characters from which a run of letters and digits is priced as random (an id, a digest). */
-const MIN_RUN = 24;
-
 /**
  * {@link PIECES} after a first group: a long unbroken run of base64/hex/identifier characters,
  * priced apart when it mixes letters and digits (see estimateTokens).
  */
 const RUN_PIECES = new RegExp(String.raw`( ?[A-Za-z0-9+/=_-]{${MIN_RUN},})|` + WORD_PIECES, "gu");
-
-/**
- * o200k tokens per character of a run of random-looking characters: base64 is 1.47 characters
- * a token, random alphanumerics 1.49, hex 1.76, UUIDs 1.56 (measured with gpt-tokenizer).
- */
-const RUN_TOKENS_PER_CHAR = 0.7;
 
 /** Estimated o200k token count, good enough to rank two encodings and to keep a budget. */
 export function estimateTokens(text: string): number {
@@ -81,6 +73,15 @@ export function estimateTokens(text: string): number {
   // 1.5 to 2 of their characters, four times what the letter rule says (a 32,000-character
   // base64 text is 21,900 tokens, the rule said 11,300). A long run that mixes letters and
   // digits is priced by its length instead.
+  // The usual case, all ASCII (JSON, TOON), is counted in one pass over character codes.
+  return isAscii(text) ? asciiTokens(text) : tokensByPattern(text);
+}
+
+/**
+ * estimateTokens by the Unicode-aware pattern: any text (and the reference the ASCII count is
+ * tested against).
+ */
+export function tokensByPattern(text: string): number {
   let tokens = 0;
   for (const [, run, ascii, letters, dense, emoji] of text.matchAll(RUN_PIECES)) {
     if (run !== undefined) tokens += runTokens(run);

@@ -241,8 +241,10 @@ export class Executor {
     let resolved = resolveTool(ref, catalog, redact);
     // Another form of the name (server__tool, a bare tool) may belong to a server still starting;
     // a ref that names a known server ("everything.ech") is answered at once.
-    const starting = catalog.servers().filter((s) => s.status === "starting");
-    const named = catalog.server(parseToolRef(ref)?.server ?? "") !== undefined;
+    const starting =
+      "error" in resolved ? catalog.servers().filter((s) => s.status === "starting") : [];
+    const named =
+      starting.length > 0 && catalog.server(parseToolRef(ref)?.server ?? "") !== undefined;
     if ("error" in resolved && starting.length > 0 && !named) {
       for (const s of starting) {
         const stopped = await this.admission.untilStarted(s.name, catalog, ctx.signal);

@@ -150,6 +150,11 @@ export function earlyStdio(
   let partial = "";
   const output = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
+      // Nothing (more) to drop, and whole lines: they go through as written (every call's answer).
+      if ((answeredId === undefined || dropped) && partial === "") {
+        const whole = chunk.toString();
+        if (whole.endsWith("\n")) return void stdout.write(whole, () => callback());
+      }
       const text = partial + chunk.toString();
       const lines = text.split("\n");
       partial = lines.pop() ?? "";

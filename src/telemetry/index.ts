@@ -1,6 +1,7 @@
 /**
  * Traces and metrics of one proxy (issue 29), loaded by serve.ts only when one of them is on:
- * prom-client and the OpenTelemetry SDK never load otherwise. Metrics are served as
+ * prom-client and the OpenTelemetry SDK never load otherwise (and prom-client not before it is
+ * needed: metrics.ts). Metrics are served as
  * `GET /metrics` on the HTTP port (mounted beside the dashboard) or, over stdio, on a loopback
  * port of their own (`--metrics-port`); who may read them follows the dashboard's rules
  * (dashboard/auth.ts): without `auth` only this machine, with `auth` a bearer token, whose
@@ -35,7 +36,8 @@ export interface Telemetry {
 
 /**
  * Start what `options` turns on. The OpenTelemetry SDK (tracing.ts, ~10 MB of RSS) is imported
- * only when traces are on; prom-client whenever metrics are.
+ * only when traces are on; prom-client only at the first scrape (or after a few hundred calls)
+ * when metrics are (metrics.ts).
  */
 export async function startTelemetry(
   ctx: ProxyContext,

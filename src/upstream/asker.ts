@@ -132,7 +132,10 @@ export class SessionAsker {
     const entry: CallEntry = { channel, options, hold: options.hold ?? ((p) => p) };
     this.calls.add(entry);
     try {
-      return await this.context.run(entry, fn);
+      // Only a streamable HTTP session reads the context back (callOf). Elsewhere none is entered:
+      // on Node 20 one AsyncLocalStorage run turns on promise hooks for every promise after it,
+      // a cost on each call (issue 30).
+      return await (this.options.relatedContext ? this.context.run(entry, fn) : fn());
     } finally {
       this.calls.delete(entry);
       if (this.servedTo === entry) this.servedTo = undefined;

@@ -125,7 +125,7 @@ describe("modules loaded per mode", () => {
     expect(modules.filter((m) => /\/node_modules\/ajv(-formats)?\//.test(m))).toEqual([]);
   });
 
-  it("HTTP mode does load them (the check above can fail), but not the OpenTelemetry SDK, jose or diff until needed", async () => {
+  it("HTTP mode does load them (the check above can fail), but not prom-client before the first scrape, nor the OpenTelemetry SDK, jose or diff until needed", async () => {
     const { config, trace, env } = setup();
     const child = spawn(process.execPath, [MCPX, config, "--port", "0"], {
       env,
@@ -134,11 +134,32 @@ describe("modules loaded per mode", () => {
     let stderr = "";
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
-    await stop(child);
+    const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
+    const promClient = (m: string) => /\/node_modules\/prom-client\//.test(m);
+    let scraped: Response;
+    let idle: string[];
+    try {
+      // Idle with metrics on (issue 30): prom-client waits for the first scrape.
+      await eventually(
+        async () => {
+          const health = await fetch(new URL("/healthz", url));
+          return health.ok && !(await health.text()).includes('"starting"');
+        },
+        30_000,
+        "the upstream to start",
+      );
+      idle = traced(trace);
+      scraped = await fetch(new URL("/metrics", url));
+    } finally {
+      await stop(child);
+    }
     const modules = traced(trace);
     expect(httpOnly(modules).length).toBeGreaterThan(0);
-    // Metrics are on over HTTP: prom-client loads (this trace sees CommonJS packages too).
-    expect(modules.some((m) => /\/node_modules\/prom-client\//.test(m))).toBe(true);
+    expect(idle.filter(promClient)).toEqual([]);
+    // The first scrape loads it (this trace sees CommonJS packages too), counting from the start.
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain("mcpx_calls_in_flight 0");
+    expect(modules.some(promClient)).toBe(true);
     // Issue 30: traces are off (no OTLP endpoint), no "auth.oauth", no trust diff shown.
     expect(modules.filter((m) => LAZY_IN_HTTP.some((re) => re.test(m)))).toEqual([]);
   });

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { TokenEconomy } from "../../src/dashboard/economy.js";
 import type { Proxy } from "../../src/proxy.js";
-import { ProxyMetrics } from "../../src/telemetry/metrics.js";
+import { PENDING_CALLS, ProxyMetrics } from "../../src/telemetry/metrics.js";
+import { eventually } from "../helpers/eventually.js";
 import { memoryProxy } from "../helpers/inmemory.js";
 
 const proxies: Proxy[] = [];
@@ -69,5 +70,55 @@ describe("ProxyMetrics", () => {
     metrics.close();
     await proxy.context.executor.call("up.echo", { message: "x" });
     expect(await metrics.text()).toBe("\n");
+  });
+
+  it("counts calls exactly before prom-client loads, which waits for the first scrape", async () => {
+    const { proxy, metrics } = await started();
+    const executor = proxy.context.executor;
+    await executor.call("up.echo", { message: "x" });
+    await executor.call("up.nope", {});
+    expect(metrics.loaded).toBe(false);
+    const text = await metrics.text();
+    expect(metrics.loaded).toBe(true);
+    expect(text).toContain('mcpx_calls_total{server="up",tool="echo",outcome="ok"} 1');
+    expect(text).toContain('mcpx_calls_total{server="up",tool="",outcome="refused"} 1');
+    expect(text).toContain('mcpx_call_duration_seconds_count{server="up",tool="echo"} 1');
+    expect(text).toContain("mcpx_calls_in_flight 0");
+    // After loading, calls go straight to prom-client.
+    await executor.call("up.echo", { message: "y" });
+    expect(await metrics.text()).toContain(
+      'mcpx_calls_total{server="up",tool="echo",outcome="ok"} 2',
+    );
+  });
+
+  it("loads prom-client once PENDING_CALLS calls wait, without a scrape, and loses none", async () => {
+    const { proxy, metrics } = await started();
+    const executor = proxy.context.executor;
+    for (let i = 0; i < PENDING_CALLS - 1; i++) await executor.call("up.echo", { message: "x" });
+    expect(metrics.loaded).toBe(false);
+    await executor.call("up.echo", { message: "x" });
+    await eventually(() => metrics.loaded, 10_000, "prom-client to load");
+    await executor.call("up.echo", { message: "x" });
+    expect(await metrics.text()).toContain(
+      `mcpx_calls_total{server="up",tool="echo",outcome="ok"} ${PENDING_CALLS + 1}`,
+    );
+  });
+
+  it("counts restarts seen before prom-client loads", async () => {
+    const { proxy, metrics } = await started();
+    const registry = proxy.context.registry;
+    const key = registry.groups()[0]!.key;
+    registry.updateHealth(key, "down", {}, "gone");
+    registry.updateHealth(key, "ready", {});
+    expect(metrics.loaded).toBe(false);
+    expect(await metrics.text()).toContain('mcpx_upstream_restarts_total{server="up"} 1');
+  });
+
+  it("closed before any scrape: never loads prom-client and reads empty", async () => {
+    const { proxy, metrics } = await started();
+    await proxy.context.executor.call("up.echo", { message: "x" });
+    metrics.close();
+    expect(await metrics.text()).toBe("\n");
+    expect(metrics.loaded).toBe(false);
   });
 });
