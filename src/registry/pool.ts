@@ -73,6 +73,8 @@ export interface PoolStats {
   spares: number;
   /** Spares still starting (isolated). */
   warming: number;
+  /** Calls that found no spare ready and waited for a session to start (isolated), so far. */
+  missed: number;
 }
 
 /** Why a pool takes no more calls. */
@@ -132,6 +134,7 @@ export class SessionPool {
       closed: () => this.closed,
       room: () =>
         options.policy === "isolated" ? options.maxSessions - this.held - this.closing : Infinity,
+      calls: () => this.leased,
       logger: options.logger,
       // isolated: how many spares to keep, grown by bursts and shrunk when they pass.
       target: {
@@ -200,6 +203,7 @@ export class SessionPool {
       waiting: this.queue.length,
       spares: spares.ready,
       warming: spares.warming,
+      missed: spares.missed,
     };
   }
 
@@ -397,16 +401,16 @@ export class SessionPool {
       if (claimed) this.leased += 1;
       return claimed !== undefined;
     });
-    // The taken spare is replaced now, while this call runs, not after it: a call arriving
-    // before this one ends finds it starting (and, at a steady rate, ready).
-    setImmediate(() => this.spares.refill());
+    // The taken spare is replaced as soon as no call runs (its spawn would hold this call's
+    // answer), or while this call still runs if it is long: see SpareSessions.soon().
+    this.spares.soon();
     let session: UpstreamSession;
     try {
       session = await this.spares.settle(claimed?.spare);
     } catch (err) {
       this.leased -= 1;
       this.queue.wake();
-      this.spares.refill();
+      this.spares.soon();
       throw err;
     }
     return this.lease(session, () => {
@@ -416,6 +420,7 @@ export class SessionPool {
       this.closing += 1;
       setImmediate(() => this.dispose(session, true));
       this.queue.wake();
+      this.spares.released();
     });
   }
 
@@ -530,7 +535,7 @@ export class SessionPool {
       this.closing -= 1;
       if (this.options.policy !== "isolated") return;
       this.queue.wake();
-      this.spares.refill();
+      this.spares.soon();
     });
   }
 
