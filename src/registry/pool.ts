@@ -2,12 +2,14 @@ import { errorMessage, ProxyError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { SessionPolicy } from "../config/load.js";
 import type { ClientFactory, UpstreamSession } from "../upstream/types.js";
+import { IsolatedSlots, type InspectWait } from "./isolated.js";
 import { KeyedSessions } from "./keyed.js";
 import { clientKey, LOST, type AcquireOptions, type Lease } from "./lease.js";
+import { Leases } from "./leases.js";
 import { ListWatch, type WatchSession } from "./listwatch.js";
 import { WaitQueue } from "./queue.js";
 import { SharedSession } from "./shared.js";
-import { SpareSessions, type TakenSpare } from "./spares.js";
+import { SpareSessions } from "./spares.js";
 import { systemClock, type Clock } from "../clock.js";
 
 /**
@@ -23,6 +25,7 @@ import { systemClock, type Clock } from "../clock.js";
  */
 
 export type { AcquireOptions, Lease } from "./lease.js";
+export type { InspectWait } from "./isolated.js";
 
 export interface PoolOptions {
   policy: SessionPolicy;
@@ -51,15 +54,6 @@ export interface PoolOptions {
   onIdle?: () => void;
 }
 
-/**
- * How long inspect() may wait for a slot of an isolated pool whose every session is busy
- * (default: not at all; it fails with UPSTREAM_BUSY, which a health check reads as busy).
- */
-export interface InspectWait {
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
 /** What a pool holds right now; rendered by status pages and asserted by tests. */
 export interface PoolStats {
   policy: SessionPolicy;
@@ -73,6 +67,8 @@ export interface PoolStats {
   spares: number;
   /** Spares still starting (isolated). */
   warming: number;
+  /** Calls that found no spare ready and waited for a session to start (isolated), so far. */
+  missed: number;
 }
 
 /** Why a pool takes no more calls. */
@@ -95,23 +91,16 @@ export class SessionPool {
   private readonly keyed: KeyedSessions | undefined;
   /** shared: the one session every call uses. */
   private readonly shared = new SharedSession(() => this.openSession());
-  private leased = 0;
-  /** isolated: sessions lent to inspect() (a health check, a listing). */
-  private borrowed = 0;
-  /** Sessions being closed: their processes still run; an isolated pool opens no spare for them. */
-  private closing = 0;
-  /** Leases per session: a session reset() drops while calls hold it closes when they end. */
-  private readonly leases = new Map<UpstreamSession, number>();
-  /** Sessions reset() dropped while calls held them; closed as their last lease ends. */
-  private readonly detached = new Set<UpstreamSession>();
+  /** Calls holding sessions, and the sessions reset() dropped under them. */
+  private readonly leases: Leases;
+  /** isolated: slots within maxSessions (calls, inspect(), spares, sessions closing). */
+  private readonly isolated: IsolatedSlots | undefined;
   /** Sessions being opened now: close() ends them too instead of leaving them to start. */
   private readonly opening = new Set<Promise<UpstreamSession>>();
   /** Aborted by close(): a session still starting is torn down at once. */
   private readonly lifetime = new AbortController();
   /** Why the pool takes no calls; unset while it does. */
   private closedBecause: keyof typeof CLOSED_MESSAGE | undefined;
-  /** Called whenever a lease ends (retire() waits on it). */
-  private onRelease: (() => void) | undefined;
   /** The last session opened was modern over HTTP: opening one costs nothing, keep no spares. */
   private stateless = false;
   /** Modern upstreams' list_changed stream, one per pool, started by their first session. */
@@ -125,13 +114,17 @@ export class SessionPool {
   ) {
     this.listWatch = new ListWatch(() => this.watchSession(), { logger: options.logger });
     this.queue = new WaitQueue(options.maxSessions);
+    this.leases = new Leases({
+      dispose: (session) => this.dispose(session),
+      ...(options.onIdle && { onIdle: options.onIdle }),
+    });
     this.spares = new SpareSessions({
       open: () => this.openSession(),
       dispose: (session) => this.dispose(session),
       wanted: () => this.keepsSpares && !this.stateless,
       closed: () => this.closed,
-      room: () =>
-        options.policy === "isolated" ? options.maxSessions - this.held - this.closing : Infinity,
+      room: () => this.isolated?.room() ?? Infinity,
+      calls: () => this.leases.calls,
       logger: options.logger,
       // isolated: how many spares to keep, grown by bursts and shrunk when they pass.
       target: {
@@ -142,25 +135,31 @@ export class SessionPool {
       },
     });
     const { policy } = options;
+    if (policy === "isolated") {
+      this.isolated = new IsolatedSlots({
+        maxSessions: options.maxSessions,
+        queue: this.queue,
+        spares: this.spares,
+        leases: this.leases,
+        dispose: (session) => this.dispose(session, true),
+      });
+    }
     if (policy === "client" || policy === "caller") {
       this.keyed = new KeyedSessions(
         {
           // A new client takes a spare: its first call skips spawn + initialize.
           open: () => (policy === "client" ? this.spares.take() : this.openSession()),
           dispose: (session) => this.dispose(session),
-          lease: (session, onRelease, restarted) => {
-            this.leased += 1;
-            return this.lease(
+          lease: (session, onRelease, restarted) =>
+            this.leases.take(
               session,
               () => {
-                this.leased -= 1;
                 onRelease();
                 // The spare a client took is replaced after its call, never during it.
                 if (policy === "client") setImmediate(() => this.spares.refill());
               },
               restarted,
-            );
-          },
+            ),
           queue: this.queue,
         },
         {
@@ -196,10 +195,11 @@ export class SessionPool {
     return {
       policy: this.options.policy,
       open: this.open.size,
-      leased: this.leased,
+      leased: this.leases.calls,
       waiting: this.queue.length,
       spares: spares.ready,
       warming: spares.warming,
+      missed: spares.missed,
     };
   }
 
@@ -226,7 +226,7 @@ export class SessionPool {
    * says the upstream is busy with our own work, not that it is gone.
    */
   busy(session: UpstreamSession): boolean {
-    return !session.closed && (this.leases.get(session) ?? 0) > 0;
+    return this.leases.busy(session);
   }
 
   /** Lend a session for one call, per the pool's policy. */
@@ -234,7 +234,7 @@ export class SessionPool {
     if (this.closed) throw this.closedError();
     switch (this.options.policy) {
       case "isolated":
-        return this.acquireIsolated(options);
+        return this.isolatedSlots().acquire(options);
       case "shared":
         return this.acquireShared(options);
       case "client":
@@ -257,6 +257,11 @@ export class SessionPool {
     if (this.options.policy === "client") this.keyed?.leave(client);
   }
 
+  private isolatedSlots(): IsolatedSlots {
+    if (!this.isolated) throw new Error(`no isolated slots under ${this.options.policy}`);
+    return this.isolated;
+  }
+
   private keyedSessions(): KeyedSessions {
     if (!this.keyed) throw new Error(`no keyed sessions under ${this.options.policy}`);
     return this.keyed;
@@ -277,9 +282,9 @@ export class SessionPool {
   ): Promise<T> {
     if (this.closed) throw this.closedError();
     if (this.options.policy === "shared") return fn(await this.shared.session());
-    const isolated = this.options.policy === "isolated";
+    const { isolated } = this;
     const session = isolated
-      ? await this.borrowIsolated(wait)
+      ? await isolated.borrow(wait)
       : this.keepsSpares
         ? await this.spares.take()
         : await this.openSession();
@@ -298,10 +303,9 @@ export class SessionPool {
         !session.closed &&
         !this.closed &&
         this.spares.giveBack(session);
-      if (isolated) this.borrowed -= 1;
       if (!back) this.dispose(session);
       // Its slot (or the spare it became) is free for a waiting call.
-      if (isolated) this.queue.wake();
+      isolated?.returned();
     }
   }
 
@@ -322,9 +326,8 @@ export class SessionPool {
     this.keyed?.reset();
     const settled = await Promise.allSettled([...spares, ...(shared ? [shared] : [])]);
     const sessions = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-    for (const s of sessions) if (this.busy(s)) this.detached.add(s);
     await Promise.allSettled(
-      sessions.filter((s) => !this.detached.has(s)).map((s) => this.closeSession(s)),
+      sessions.filter((s) => !this.leases.detach(s)).map((s) => this.closeSession(s)),
     );
   }
 
@@ -335,17 +338,7 @@ export class SessionPool {
   async retire(graceMs: number): Promise<void> {
     this.closedBecause ??= "retired";
     this.queue.rejectAll(this.closedError());
-    if (this.leased > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, graceMs);
-        timer.unref();
-        this.onRelease = () => {
-          if (this.leased > 0) return;
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    await this.leases.idle(graceMs);
     await this.close();
   }
 
@@ -369,122 +362,14 @@ export class SessionPool {
     await Promise.allSettled([...this.open].map((s) => this.closeSession(s)));
   }
 
-  // ---- isolated -------------------------------------------------------------------------
-
-  /**
-   * What an isolated pool holds now: sessions lent to calls or to inspect(), and spares (ready
-   * or starting); never more than `maxSessions`. Sessions still closing are not counted for a
-   * waiting call (it never waits for an upstream to exit), but a spare waits for them: past a
-   * burst the processes alive are at most `maxSessions`.
-   */
-  private get held(): number {
-    return this.leased + this.borrowed + this.spares.size;
-  }
-
-  /**
-   * Isolated: a slot for one more session, taken synchronously with its spare if there is one
-   * (a waiting call is let in only when a spare is there or the pool has room).
-   */
-  private claimIsolated(): { spare: TakenSpare | undefined } | undefined {
-    if (this.spares.size === 0 && this.held >= this.options.maxSessions) return undefined;
-    return { spare: this.spares.shift() };
-  }
-
-  private async acquireIsolated(options: AcquireOptions): Promise<Lease> {
-    let claimed: { spare: TakenSpare | undefined } | undefined;
-    await this.queue.wait(options, () => {
-      claimed = this.claimIsolated();
-      if (claimed) this.leased += 1;
-      return claimed !== undefined;
-    });
-    // The taken spare is replaced now, while this call runs, not after it: a call arriving
-    // before this one ends finds it starting (and, at a steady rate, ready).
-    setImmediate(() => this.spares.refill());
-    let session: UpstreamSession;
-    try {
-      session = await this.spares.settle(claimed?.spare);
-    } catch (err) {
-      this.leased -= 1;
-      this.queue.wake();
-      this.spares.refill();
-      throw err;
-    }
-    return this.lease(session, () => {
-      this.leased -= 1;
-      // After the result went out: the caller never waits for an upstream to exit. Its slot
-      // goes to a waiting call now; a spare takes it once the process is gone (dispose).
-      this.closing += 1;
-      setImmediate(() => this.dispose(session, true));
-      this.queue.wake();
-    });
-  }
-
-  /** Isolated: a session for inspect(), within `maxSessions`; see InspectWait. */
-  private async borrowIsolated(wait: InspectWait): Promise<UpstreamSession> {
-    let claimed: { spare: TakenSpare | undefined } | undefined;
-    await this.queue.wait(
-      {
-        timeoutMs: wait.timeoutMs ?? 0,
-        ...(wait.signal && { signal: wait.signal }),
-        busy: () =>
-          `every one of its ${this.options.maxSessions} sessions is running a call (maxSessions ${this.options.maxSessions})`,
-      },
-      () => {
-        if (this.spares.size === 0 && this.held >= this.options.maxSessions) return false;
-        // A health check or listing is not a call: it takes a ready spare without counting as
-        // demand, else a slot to open one.
-        claimed = { spare: this.spares.shift(false) };
-        this.borrowed += 1;
-        return true;
-      },
-    );
-    try {
-      return await this.spares.settle(claimed?.spare);
-    } catch (err) {
-      this.borrowed -= 1;
-      this.queue.wake();
-      throw err;
-    }
-  }
-
   // ---- shared ---------------------------------------------------------------------------
 
   private async acquireShared(options: AcquireOptions): Promise<Lease> {
     const { session, restarted } = await this.shared.acquire(clientKey(options));
-    this.leased += 1;
-    return this.lease(
-      session,
-      () => {
-        this.leased -= 1;
-      },
-      restarted,
-    );
+    return this.leases.take(session, () => {}, restarted);
   }
 
-  // ---- shared plumbing ------------------------------------------------------------------
-
-  private lease(session: UpstreamSession, onRelease: () => void, restarted?: string): Lease {
-    let released = false;
-    this.leases.set(session, (this.leases.get(session) ?? 0) + 1);
-    return {
-      session,
-      ...(restarted !== undefined && { restarted }),
-      release: () => {
-        if (released) return;
-        released = true;
-        const left = (this.leases.get(session) ?? 1) - 1;
-        if (left > 0) this.leases.set(session, left);
-        else {
-          this.leases.delete(session);
-          // reset() dropped it while this call ran: it closes now that nothing uses it.
-          if (this.detached.delete(session)) this.dispose(session);
-        }
-        onRelease();
-        this.onRelease?.();
-        if (this.leased === 0) this.options.onIdle?.();
-      },
-    };
-  }
+  // ---- plumbing -------------------------------------------------------------------------
 
   private async openSession(): Promise<UpstreamSession> {
     const opening = this.factory(this.lifetime.signal);
@@ -525,13 +410,8 @@ export class SessionPool {
    * (`counted`: the caller already counted it as closing.)
    */
   private dispose(session: UpstreamSession, counted = false): void {
-    if (!counted) this.closing += 1;
-    void this.closeSession(session).finally(() => {
-      this.closing -= 1;
-      if (this.options.policy !== "isolated") return;
-      this.queue.wake();
-      this.spares.refill();
-    });
+    if (!counted) this.isolated?.closingOne();
+    void this.closeSession(session).finally(() => this.isolated?.closedOne());
   }
 
   private async closeSession(session: UpstreamSession): Promise<void> {
@@ -541,8 +421,7 @@ export class SessionPool {
       this.options.logger.debug(`closing a session failed: ${errorMessage(err)}`);
     } finally {
       this.open.delete(session);
-      this.leases.delete(session);
-      this.detached.delete(session);
+      this.leases.forget(session);
     }
   }
 }

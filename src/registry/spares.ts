@@ -1,123 +1,24 @@
 /**
- * How many spare sessions an isolated pool keeps, and the spares themselves. The target is
- * `prewarm` at rest; it grows by one each time a call finds no spare ready (a burst outran the
- * pool), and to what the observed arrival rate needs: spares enough to cover the calls that
- * arrive while one spare is being replaced (spawn + initialize). Never past `maxSessions`; back to
- * `prewarm` once `idleMs` pass without demand. Time comes from an injected clock.
+ * The spare sessions of a pool, opened ahead of the calls that take them (how many: the adaptive
+ * `SpareTarget`), and when a taken spare is replaced. Opening a stdio session spawns a process,
+ * and node's spawn() holds the event loop until the child has exec'd (tens of ms on a loaded
+ * machine): a replacement opened while a call runs delays that call's answer. So a replacement
+ * waits until no call holds a session of the pool, or `deferMs` at most (a long call, or calls
+ * overlapping without end); the time it waited counts in the replacement time that sizes spares.
  */
+import os from "node:os";
 import { errorMessage } from "../errors.js";
-import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { UpstreamSession } from "../upstream/types.js";
+import { SpareTarget, type SpareTargetOptions } from "./spare-target.js";
 
-export interface SpareTargetOptions {
-  /** Spares kept at rest (the server's `prewarm`). */
-  min: number;
-  /** Spares demand may grow the pool to (the server's `maxSessions`). */
-  max: number;
-  /** Time without demand (a miss, or calls paced closer than a refill), then back to `min`. */
-  idleMs: number;
-  clock: Clock;
-  /** Called when the target drops: the pool closes the spares beyond it. */
-  onShrink: () => void;
-}
-
-/** Weight of the newest sample in the moving averages of gaps and open times. */
-const ALPHA = 0.3;
-/** Gaps between takes seen before the arrival rate sizes the spares (one gap is no pattern). */
-const MIN_GAPS = 2;
-/** Headroom over the average open time: a refill under load takes longer than the average. */
-const MARGIN = 1.5;
-
-/** The adaptive number of spares of one isolated pool. */
-export class SpareTarget {
-  /** Grown by misses. */
-  private grown: number;
-  private lastDemand = 0;
-  private timer: unknown;
-  private lastTake: number | undefined;
-  /** Moving average of the time between two takes, once `MIN_GAPS` were seen. */
-  private gapMs = 0;
-  private gaps = 0;
-  /** Moving average of a spare's spawn + initialize. */
-  private openMs = 0;
-  private opens = 0;
-
-  constructor(private readonly options: SpareTargetOptions) {
-    this.grown = options.min;
-  }
-
-  /** How many spares the pool should hold now. */
-  get value(): number {
-    return Math.min(this.options.max, Math.max(this.grown, this.paced()));
-  }
-
-  /**
-   * Spares the arrival rate needs: a taken spare is replaced after `openMs`; the calls arriving
-   * meanwhile (`openMs / gapMs`) each need one ready. At least `min`; `min` 0 asks for none.
-   */
-  private paced(): number {
-    const { min } = this.options;
-    if (min === 0 || this.gaps < MIN_GAPS || this.opens === 0) return min;
-    const need = Math.ceil((this.openMs * MARGIN) / Math.max(1, this.gapMs));
-    return Math.max(min, need);
-  }
-
-  /**
-   * A call took a spare (`ready`: one was initialized). A call that found none ready grows the
-   * target by one; every take feeds the arrival rate. Only a pool that keeps spares grows
-   * (prewarm 0 asks for none), and never past `max`.
-   */
-  took(ready: boolean): void {
-    if (this.options.min === 0) return;
-    const now = this.options.clock.now();
-    if (this.lastTake !== undefined) {
-      const gap = now - this.lastTake;
-      if (gap >= this.options.idleMs) {
-        // A pause longer than idleTimeout: a new pattern starts.
-        this.gaps = 0;
-      } else {
-        this.gapMs = this.gaps === 0 ? gap : ALPHA * gap + (1 - ALPHA) * this.gapMs;
-        this.gaps += 1;
-      }
-    }
-    this.lastTake = now;
-    if (!ready && this.grown < this.options.max) this.grown += 1;
-    if (!ready || this.paced() > this.options.min) {
-      this.lastDemand = now;
-      if (this.value > this.options.min) this.schedule(this.options.idleMs);
-    }
-  }
-
-  /** A spare finished opening after `ms` (spawn + initialize). */
-  opened(ms: number): void {
-    this.openMs = this.opens === 0 ? ms : ALPHA * ms + (1 - ALPHA) * this.openMs;
-    this.opens += 1;
-  }
-
-  /** Stop the shrink timer (the pool closes). */
-  stop(): void {
-    if (this.timer !== undefined) this.options.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer !== undefined) return;
-    this.timer = this.options.clock.setTimeout(() => {
-      this.timer = undefined;
-      const quiet = this.options.clock.now() - this.lastDemand;
-      if (quiet < this.options.idleMs) {
-        // Demand since the timer was set: wait out the rest of its quiet period.
-        this.schedule(this.options.idleMs - quiet);
-        return;
-      }
-      this.grown = this.options.min;
-      this.gaps = 0;
-      this.lastTake = undefined;
-      this.options.onShrink();
-    }, ms);
-  }
-}
+/** The longest a replacement waits for no call to be running. */
+export const REFILL_DEFER_MS = 200;
+/**
+ * Spares past `prewarm` are opened only while the machine has this share of its memory
+ * available: a burst's spares never push it into swap or the OOM killer.
+ */
+const MIN_FREE_SHARE = 0.1;
 
 export interface SpareSessionsOptions {
   /** Open a new session (the pool's, which tracks it). */
@@ -130,6 +31,10 @@ export interface SpareSessionsOptions {
   closed: () => boolean;
   /** Sessions the pool may still open now (isolated: maxSessions less what it holds). */
   room: () => number;
+  /** Calls holding a session of the pool now (a replacement waits for none, or deferMs). */
+  calls: () => number;
+  /** Bytes of memory available (default `os.freemem()`) and in all (`os.totalmem()`). */
+  memory?: () => { free: number; total: number };
   logger: Logger;
   target: Omit<SpareTargetOptions, "onShrink">;
 }
@@ -149,15 +54,23 @@ export class SpareSessions {
   /** Spares whose session is initialized (the others are still starting). */
   private readonly ready = new WeakSet<Promise<UpstreamSession>>();
   private readonly target: SpareTarget;
+  /** When the oldest replacement not yet started was asked for (undefined: none waits). */
+  private askedAt: number | undefined;
+  /** Starts the waiting replacements after `REFILL_DEFER_MS` (a call still runs). */
+  private deferTimer: unknown;
+  /** A refill is queued for the next turn of the event loop. */
+  private immediate = false;
+  /** Calls that found no spare ready (each waited for a session to start). */
+  private missed = 0;
 
   constructor(private readonly options: SpareSessionsOptions) {
     this.target = new SpareTarget({ ...options.target, onShrink: () => this.trim() });
   }
 
-  /** Spares ready to take, and spares still starting. */
-  counts(): { ready: number; warming: number } {
+  /** Spares ready to take, spares still starting, and calls that found none ready. */
+  counts(): { ready: number; warming: number; missed: number } {
     const ready = this.spares.filter((p) => this.ready.has(p)).length;
-    return { ready, warming: this.spares.length - ready };
+    return { ready, warming: this.spares.length - ready, missed: this.missed };
   }
 
   /** Spares held, ready or starting. */
@@ -174,6 +87,7 @@ export class SpareSessions {
     const i = this.spares.findIndex((p) => this.ready.has(p));
     const [session] = this.spares.splice(Math.max(0, i), 1);
     if (demand) this.target.took(i >= 0);
+    if (demand && i < 0) this.missed += 1;
     return session && { session, ready: i >= 0 };
   }
 
@@ -200,16 +114,54 @@ export class SpareSessions {
     return true;
   }
 
-  /** Open spares up to the target, within the pool's room. */
-  refill(): void {
-    if (!this.options.wanted()) return;
+  /**
+   * A spare was taken or a slot freed: replace spares once no call runs (after this turn of the
+   * event loop, so an answer already on its way goes out first), or `REFILL_DEFER_MS` after the
+   * first ask at the latest.
+   */
+  soon(): void {
+    if (!this.options.wanted() || this.options.closed()) return;
     const { clock } = this.options.target;
+    this.askedAt ??= clock.now();
+    if (this.options.calls() === 0) {
+      this.nextTurn();
+      return;
+    }
+    this.deferTimer ??= clock.setTimeout(() => {
+      this.deferTimer = undefined;
+      this.refill();
+    }, REFILL_DEFER_MS);
+  }
+
+  /** A call ended: replacements waiting for a quiet moment start when it is one. */
+  released(): void {
+    if (this.askedAt !== undefined && this.options.calls() === 0) this.nextTurn();
+  }
+
+  private nextTurn(): void {
+    if (this.immediate) return;
+    this.immediate = true;
+    setImmediate(() => {
+      this.immediate = false;
+      this.refill();
+    });
+  }
+
+  /** Open spares up to the target, within the pool's room and the machine's memory. */
+  refill(): void {
+    const { clock } = this.options.target;
+    // Every replacement asked for so far starts now: the time waited counts as replacing.
+    const started = this.askedAt ?? clock.now();
+    this.askedAt = undefined;
+    if (this.deferTimer !== undefined) clock.clearTimeout(this.deferTimer);
+    this.deferTimer = undefined;
+    if (!this.options.wanted()) return;
     while (
       !this.options.closed() &&
       this.spares.length < this.target.value &&
-      this.options.room() > 0
+      this.options.room() > 0 &&
+      (this.spares.length < this.options.target.min || this.memoryLeft())
     ) {
-      const started = clock.now();
       const p = this.options.open();
       p.then(
         () => {
@@ -230,14 +182,26 @@ export class SpareSessions {
     }
   }
 
+  /** Whether the machine has memory for one more spare past `prewarm`. */
+  private memoryLeft(): boolean {
+    const { free, total } = this.options.memory?.() ?? {
+      free: os.freemem(),
+      total: os.totalmem(),
+    };
+    return free >= total * MIN_FREE_SHARE;
+  }
+
   /** Hand over every spare (to close): the pool resets or closes. */
   drain(): Promise<UpstreamSession>[] {
     return this.spares.splice(0);
   }
 
-  /** Stop the shrink timer (the pool closes). */
+  /** Stop the timers (the pool closes). */
   stop(): void {
     this.target.stop();
+    if (this.deferTimer !== undefined) this.options.target.clock.clearTimeout(this.deferTimer);
+    this.deferTimer = undefined;
+    this.askedAt = undefined;
   }
 
   /** Close the ready spares beyond the target (the demand that grew it has passed). */

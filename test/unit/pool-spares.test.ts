@@ -1,12 +1,14 @@
 /**
  * Isolated spares follow demand: a burst that finds no spare ready grows them, up to
  * maxSessions; once idleTimeout passes without another such call they shrink back to prewarm.
- * Time is a FakeClock; upstreams are in memory.
+ * A taken spare is replaced once no call runs (or after REFILL_DEFER_MS), never during a short
+ * call's answer. Time is a FakeClock; upstreams are in memory.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
 import type { Proxy } from "../../src/proxy.js";
+import { REFILL_DEFER_MS } from "../../src/registry/spares.js";
 import { FakeClock } from "../helpers/clock.js";
 import { memoryConfig, memoryProxy } from "../helpers/inmemory.js";
 import { text } from "../helpers/proxy.js";
@@ -84,15 +86,35 @@ describe("isolated spares under a burst", () => {
     await expect.poll(() => stats()).toMatchObject({ spares: 1, open: 1, leased: 0 });
   });
 
-  it("replaces a taken spare while its call runs, never holding more than maxSessions", async () => {
+  it("replaces a taken spare after a short call, never while its answer is on the way", async () => {
+    const clock = new FakeClock();
+    const upstream = build({ session: "isolated", prewarm: 1, maxSessions: 4 }, clock);
+    await proxy!.start();
+    await expect.poll(() => stats().spares).toBe(1);
+
+    const call = wait();
+    await expect.poll(() => upstream.waiting()).toBe(1);
+    // No spawn while the call runs: the replacement waits for it to end (or REFILL_DEFER_MS).
+    expect(stats()).toMatchObject({ leased: 1, spares: 0, warming: 0, open: 1 });
+    upstream.open();
+    expect(text(await call)).toMatch(/:done$/);
+    // The call ended: its replacement starts without the defer timer.
+    await expect.poll(() => stats()).toMatchObject({ leased: 0, spares: 1, warming: 0, open: 1 });
+    expect(upstream.instances()).toBe(2);
+  });
+
+  it("replaces a taken spare while a long call runs, never holding more than maxSessions", async () => {
     const clock = new FakeClock();
     const upstream = build({ session: "isolated", prewarm: 1, maxSessions: 2 }, clock);
     await proxy!.start();
     await expect.poll(() => stats().spares).toBe(1);
 
-    // The first call takes the spare; its replacement is ready before the call ends.
+    // The first call takes the spare; it runs past REFILL_DEFER_MS, so its replacement starts
+    // while it runs and is ready before it ends.
     const first = wait();
     await expect.poll(() => upstream.waiting()).toBe(1);
+    expect(stats()).toMatchObject({ leased: 1, spares: 0, warming: 0, open: 1 });
+    await clock.advance(REFILL_DEFER_MS);
     await expect.poll(() => stats()).toMatchObject({ leased: 1, spares: 1, open: 2 });
     // The second takes that one; no room is left for a third session, spare or call.
     const second = wait();

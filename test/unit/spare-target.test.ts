@@ -4,7 +4,7 @@
  * prewarm after idleTimeout without demand. Time is a FakeClock; no timing is measured.
  */
 import { describe, expect, it } from "vitest";
-import { SpareTarget } from "../../src/registry/spares.js";
+import { SpareTarget } from "../../src/registry/spare-target.js";
 import { FakeClock } from "../helpers/clock.js";
 
 const IDLE_MS = 60_000;
@@ -68,11 +68,29 @@ describe("spare target", () => {
     expect(t.value).toBe(3);
   });
 
+  it("decays once calls stop: past two average gaps of silence the silence is the gap", async () => {
+    const { t, clock, paced, shrinks } = target(1, 8);
+    await paced(6, 400, 1_000);
+    // ceil(1,000 ms × 1.5 / 400 ms) = 4.
+    expect(t.value).toBe(4);
+    // One late call (under two gaps) changes nothing.
+    await clock.advance(400);
+    expect(t.value).toBe(4);
+    // Then the need follows the silence: ceil(1,500 / 801) = 2, ceil(1,500 / 1,500) = 1.
+    await clock.advance(1);
+    expect(t.value).toBe(2);
+    await clock.advance(699);
+    expect(t.value).toBe(1);
+    expect(shrinks()).toBe(0);
+  });
+
   it("goes back to prewarm after idleTimeout without demand, and forgets the rate", async () => {
     const { t, clock, paced, shrinks } = target(1, 8);
     await paced(6, 400, 300);
     expect(t.value).toBe(2);
-    await clock.advance(IDLE_MS - 400 - 1);
+    // A miss (prewarm 1 + 1) holds the size until idleTimeout, however long the silence.
+    t.took(false);
+    await clock.advance(IDLE_MS - 1);
     expect(t.value).toBe(2);
     expect(shrinks()).toBe(0);
     await clock.advance(1);
