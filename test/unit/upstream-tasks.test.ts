@@ -11,13 +11,21 @@ import type { UpstreamTaskStatus } from "../../src/upstream/types.js";
 const RELATED = "io.modelcontextprotocol/related-task";
 
 /** An upstream answering each method from a script; every request it got, in order. */
-function scripted(answers: Record<string, (() => Record<string, unknown>)[]>) {
+function scripted(
+  answers: Record<string, (() => Record<string, unknown>)[]>,
+  era: "legacy" | "modern" = "legacy",
+) {
   const sent: { method: string; params: Record<string, unknown> }[] = [];
   let listener: ((task: Record<string, unknown>) => void) | undefined;
   let following!: () => void;
   /** Settles once the task is followed (its status listener set). */
   const followed = new Promise<void>((resolve) => (following = resolve));
   const wire: TaskWire = {
+    era,
+    answer: (requests) =>
+      Promise.resolve(
+        Object.fromEntries(Object.keys(requests).map((k) => [k, { action: "accept", key: k }])),
+      ),
     request: (method, params) => {
       sent.push({ method, params });
       const next = answers[method]?.shift();
@@ -71,7 +79,9 @@ describe("callAsTask", () => {
     const result = await callAsTask(
       wire,
       { name: "t", arguments: {} },
-      { timeoutMs: 1_000, task: { ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) } },
+      {
+        timeoutMs: 1_000,
+        task: { toolRunsTasks: true, ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) } },
     );
     expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
     expect(sent.map((s) => s.method)).toEqual([
