@@ -239,7 +239,9 @@ export class SdkSession implements UpstreamSession {
       era: this.era,
       // Each follow-up carries its own span's traceparent as the HTTP header too.
       request: (method, params, ro) =>
-        this.traced(ro, () => this.client.request({ method, params }, ResultSchema, sdkOptions(ro))),
+        this.traced(ro, () =>
+          this.client.request({ method, params }, ResultSchema, sdkOptions(ro)),
+        ),
       answer: (requests) => answerInputs(this.asker, channel ?? NO_CLIENT, requests),
       onStatus: (taskId, fn) => {
         this.taskListeners.set(taskId, fn);

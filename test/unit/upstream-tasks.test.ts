@@ -81,7 +81,8 @@ describe("callAsTask", () => {
       { name: "t", arguments: {} },
       {
         timeoutMs: 1_000,
-        task: { toolRunsTasks: true, ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) } },
+        task: { toolRunsTasks: true, ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) },
+      },
     );
     expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
     expect(sent.map((s) => s.method)).toEqual([
