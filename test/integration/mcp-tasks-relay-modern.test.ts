@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { askingClient, connectHttp } from "../helpers/asking.js";
 import { newClient } from "../helpers/clients.js";
+import { attr, otlpReceiver, type OtlpSpan } from "../helpers/otlp.js";
 import { HttpRpc } from "../helpers/rpc.js";
 import { modern, rawTaskCall, Task, ToolResult } from "../helpers/tasks.js";
 import {
@@ -265,4 +266,94 @@ describe("tasks relayed to a 2026-07-28 upstream, 2026-07-28 client (tasks exten
       "the upstream task cancelled",
     );
   });
+});
+
+describe("a span per task follow-up toward the upstream", () => {
+  const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const TRACEPARENT = `00-${TRACE}-00f067aa0ba902b7-01`;
+
+  it("tasks/get, tasks/result and tasks/cancel are children of the call's upstream span, their traceparent sent", async () => {
+    const otlp = await otlpReceiver();
+    const traced = writeConfig(
+      {
+        taskAfter: 5_000,
+        tracing: { otlp: otlp.url },
+        mcpServers: {
+          remote: { url: remote.url },
+          // 2025-11-25 relay: tasks/result.
+          legacy: fixtureServer("tasks.mjs"),
+        },
+      },
+      tempDir(),
+    );
+    const mcpx = await startHttp(
+      traced,
+      [],
+      { traceparent: TRACEPARENT },
+      { era: "legacy", client: newClient("legacy", "traced-client") },
+    );
+    let spans: OtlpSpan[];
+    try {
+      expect(
+        text(await mcpx.client.callTool(call("slow", { ms: 300, text: "s1" }, "remote"))),
+      ).toBe("s1");
+      expect(
+        text(await mcpx.client.callTool(call("slow", { ms: 300, text: "s2" }, "legacy"))),
+      ).toBe("s2");
+      // Cancelled by its client once the upstream runs it: tasks/cancel follows.
+      const gone = new AbortController();
+      const cancelled = mcpx.client.callTool(call("slow", { ms: 20_000, text: "s3" }, "remote"), {
+        signal: gone.signal,
+      });
+      await eventually(() => upstream("s3").length > 0, 10_000, "created upstream");
+      gone.abort();
+      await expect(cancelled).rejects.toThrow();
+      await eventually(
+        () => upstream("s3").some((e) => e.event === "cancelled"),
+        10_000,
+        "the upstream task cancelled",
+      );
+    } finally {
+      // Spans are exported at the latest when mcpx shuts down.
+      await mcpx.close();
+      await otlp.close();
+      spans = otlp.spans;
+    }
+    const byId = new Map(spans.map((sp) => [sp.spanId, sp]));
+    const parentOf = (sp: OtlpSpan) => byId.get(sp.parentSpanId ?? "")?.name;
+    const named = (name: string) => spans.filter((sp) => sp.name === name);
+
+    // Each follow-up: a client span under its call's tools/call span, in the client's trace.
+    const gets = named("tasks/get remote");
+    expect(gets.length).toBeGreaterThan(0);
+    const followUpSpans = [
+      ...gets,
+      ...named("tasks/get legacy"),
+      ...named("tasks/result legacy"),
+      ...named("tasks/cancel remote"),
+    ];
+    expect(named("tasks/result legacy")).toHaveLength(1);
+    expect(named("tasks/cancel remote")).toHaveLength(1);
+    for (const sp of followUpSpans) {
+      expect(sp).toMatchObject({ traceId: TRACE, kind: 3 });
+      const server = sp.name.split(" ")[1];
+      expect(parentOf(sp)).toBe(`tools/call ${server}.slow`);
+      expect(attr(sp, "mcp.method.name")).toBe(sp.name.split(" ")[0]);
+      expect(attr(sp, "mcpx.server")).toBe(server);
+    }
+    expect(attr(named("tasks/cancel remote")[0]!, "mcpx.outcome")).toBe("ok");
+
+    // The upstream received each follow-up's own span as its traceparent, in _meta and header.
+    for (const label of ["s1", "s3"]) {
+      const sent = followUps(upstream(label)[0]?.taskId);
+      expect(sent.length).toBeGreaterThan(0);
+      for (const e of sent) {
+        expect(e.header).toBe(e.traceparent);
+        const [, trace, spanId] = (e.traceparent ?? "").split("-");
+        expect(trace).toBe(TRACE);
+        const span = byId.get(spanId ?? "");
+        expect(span?.name).toBe(`${e.method} remote`);
+      }
+    }
+  }, 60_000);
 });
