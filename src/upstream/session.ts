@@ -45,6 +45,7 @@ import {
   withTaskExtension,
   type TaskWire,
 } from "./tasks.js";
+import { paginate } from "./paginate.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
 import { isRecord } from "../json.js";
@@ -147,17 +148,24 @@ export class SdkSession implements UpstreamSession {
 
   async listTools(o: RequestOptions): Promise<ToolDef[]> {
     if (!this.identity.capabilities.tools) return [];
-    return this.paginate("tools/list", "tools", o, (t) => isRecord(t.inputSchema));
+    return paginate(this.client, "tools/list", "tools", o, (t) => isRecord(t.inputSchema));
   }
 
   async listResources(o: RequestOptions): Promise<ResourceDef[]> {
     if (!this.identity.capabilities.resources) return [];
-    return this.paginate("resources/list", "resources", o, (r) => typeof r.uri === "string");
+    return paginate(
+      this.client,
+      "resources/list",
+      "resources",
+      o,
+      (r) => typeof r.uri === "string",
+    );
   }
 
   async listResourceTemplates(o: RequestOptions): Promise<ResourceTemplateDef[]> {
     if (!this.identity.capabilities.resources) return [];
-    return this.paginate(
+    return paginate(
+      this.client,
       "resources/templates/list",
       "resourceTemplates",
       o,
@@ -167,7 +175,7 @@ export class SdkSession implements UpstreamSession {
 
   async listPrompts(o: RequestOptions): Promise<PromptDef[]> {
     if (!this.identity.capabilities.prompts) return [];
-    return this.paginate("prompts/list", "prompts", o, () => true);
+    return paginate(this.client, "prompts/list", "prompts", o, () => true);
   }
 
   async callTool(
@@ -424,40 +432,5 @@ export class SdkSession implements UpstreamSession {
   async close(): Promise<void> {
     await this.client.close();
     this.asker.close();
-  }
-
-  /**
-   * Walk every cursor with raw requests (the SDK's list verbs strip keys they do not know). A
-   * server that repeats a cursor would loop forever: stop and say so.
-   */
-  private async paginate<T>(
-    method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
-    key: string,
-    o: RequestOptions,
-    valid: (item: Record<string, unknown>) => boolean,
-  ): Promise<T[]> {
-    const all: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = (await this.client.request(
-        { method, params: cursor === undefined ? {} : { cursor } },
-        ResultSchema,
-        sdkOptions(o),
-      )) as Record<string, unknown>;
-      const items = page[key];
-      if (!Array.isArray(items)) throw new Error(`upstream sent a ${method} result without ${key}`);
-      items.forEach((item: unknown, i) => {
-        if (!isRecord(item) || typeof item.name !== "string" || !valid(item))
-          throw new Error(`upstream sent an invalid ${method} result: ${key}[${i}] is malformed`);
-      });
-      all.push(...(items as T[]));
-      const next = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
-      if (next !== undefined && seen.has(next))
-        throw new Error(`upstream repeated pagination cursor ${JSON.stringify(next)}`);
-      if (next !== undefined) seen.add(next);
-      cursor = next;
-    } while (cursor !== undefined);
-    return all;
   }
 }
