@@ -18,7 +18,7 @@ import { resolveTool, resourceServer } from "./resolve.js";
 import { CallEvents } from "./events.js";
 import { Admission } from "./admission.js";
 import type { CallContext, CallOptions, CallOutcome, CallTracer } from "./context.js";
-import { runsAsTask, upstreamTask } from "./upstream-task.js";
+import { upstreamTask } from "./upstream-task.js";
 import { downstreamSpan, spanAttributes, upstreamRequestSpan, upstreamSpan } from "./trace.js";
 import { prependText, restartedNotice, SHUTTING_DOWN, upstreamFailure } from "./failures.js";
 import { relayRequest, type RelayEnd } from "./relay.js";
@@ -327,7 +327,11 @@ export class Executor {
         ...(ctx.onProgress && { onProgress: ctx.onProgress }),
         ...(ctx.onLog && { logLevel: ctx.logLevel ?? "debug" }),
         ...(ctx.client && { client: ctx.client }),
-        ...(runsAsTask(tool) && { task: upstreamTask(ctx) }),
+        task: upstreamTask(
+          ctx,
+          tool,
+          span && this.tracer && { tracer: this.tracer, span, server: server.name },
+        ),
       });
       return {
         result: raw

@@ -15,6 +15,7 @@ import { VERSION } from "../version.js";
 import { SessionAsker, type RelayHub, type UpstreamHabits } from "./asker.js";
 import { RelayError, type RelayKind, type Root } from "./channel.js";
 import { CLIENT_CAPABILITIES, SdkSession } from "./session.js";
+import { catchTaskResults } from "./wire.js";
 
 const CLIENT_INFO = { name: "mcpx", version: VERSION };
 
@@ -116,6 +117,8 @@ export async function openSession(transport: Transport, options: OpenOptions): P
     asker,
     options.capabilities,
   );
+  // 2026-07-28 task answers are caught before the SDK's decoder would refuse them.
+  catchTaskResults(transport);
   // During the era probe the client does not own the transport yet: close both.
   const abort = () => {
     void client.close().catch(() => {});
@@ -139,5 +142,11 @@ export async function openSession(transport: Transport, options: OpenOptions): P
   } finally {
     signal?.removeEventListener("abort", abort);
   }
-  return new SdkSession(client, transport, asker, relay.hub);
+  return new SdkSession(
+    client,
+    transport,
+    asker,
+    relay.hub,
+    options.capabilities ?? CLIENT_CAPABILITIES,
+  );
 }

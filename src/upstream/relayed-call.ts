@@ -85,22 +85,31 @@ async function driveInputRounds(
     if (round >= MAX_INPUT_ROUNDS)
       throw new Error(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`);
     const requests = isRecord(result.inputRequests) ? result.inputRequests : {};
-    const answers = await Promise.all(
-      Object.entries(requests).map(async ([key, request]) => {
-        const { method, params: p } = isRecord(request) ? request : {};
-        const answer = await asker.answerFor(
-          channel,
-          relayKind(method),
-          isRecord(p) ? p : undefined,
-        );
-        return [key, answer] as const;
-      }),
-    );
+    const answers = await answerInputs(asker, channel, requests);
     retry = {
-      ...(answers.length > 0 && { inputResponses: Object.fromEntries(answers) }),
+      ...(Object.keys(answers).length > 0 && { inputResponses: answers }),
       ...(typeof result.requestState === "string" && { requestState: result.requestState }),
     };
   }
+}
+
+/**
+ * A modern upstream's embedded input requests (`inputRequests`: an input_required result, or a
+ * 2026-07-28 task waiting for input), each answered by `channel`'s client: the `inputResponses`.
+ */
+export async function answerInputs(
+  asker: SessionAsker,
+  channel: ClientChannel,
+  requests: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const answers = await Promise.all(
+    Object.entries(requests).map(async ([key, request]) => {
+      const { method, params: p } = isRecord(request) ? request : {};
+      const answer = await asker.answerFor(channel, relayKind(method), isRecord(p) ? p : undefined);
+      return [key, answer] as const;
+    }),
+  );
+  return Object.fromEntries(answers);
 }
 
 /** The relay kind of an embedded input request's method; anything else is the upstream's error. */

@@ -35,8 +35,17 @@ import type {
 } from "./types.js";
 import type { RelayHub, SessionAsker } from "./asker.js";
 import { capabilitiesOf, NO_CLIENT, type ClientChannel } from "./channel.js";
-import { callRelayed, type CallWire } from "./relayed-call.js";
-import { callAsTask, runsToolTasks, type TaskWire } from "./tasks.js";
+import { answerInputs, callRelayed, type CallWire } from "./relayed-call.js";
+import {
+  callAsTask,
+  caughtTask,
+  declaresTaskExtension,
+  followTask,
+  runsToolTasks,
+  withTaskExtension,
+  type TaskWire,
+} from "./tasks.js";
+import { paginate } from "./paginate.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
 import { isRecord } from "../json.js";
@@ -80,6 +89,8 @@ export class SdkSession implements UpstreamSession {
     private readonly transport: Transport,
     private readonly asker: SessionAsker,
     hub?: RelayHub,
+    /** What the client declared at connect (per request, modern calls may declare more). */
+    private readonly declared: Record<string, unknown> = CLIENT_CAPABILITIES,
   ) {
     const discover = client.getDiscoverResult();
     this.era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
@@ -137,17 +148,24 @@ export class SdkSession implements UpstreamSession {
 
   async listTools(o: RequestOptions): Promise<ToolDef[]> {
     if (!this.identity.capabilities.tools) return [];
-    return this.paginate("tools/list", "tools", o, (t) => isRecord(t.inputSchema));
+    return paginate(this.client, "tools/list", "tools", o, (t) => isRecord(t.inputSchema));
   }
 
   async listResources(o: RequestOptions): Promise<ResourceDef[]> {
     if (!this.identity.capabilities.resources) return [];
-    return this.paginate("resources/list", "resources", o, (r) => typeof r.uri === "string");
+    return paginate(
+      this.client,
+      "resources/list",
+      "resources",
+      o,
+      (r) => typeof r.uri === "string",
+    );
   }
 
   async listResourceTemplates(o: RequestOptions): Promise<ResourceTemplateDef[]> {
     if (!this.identity.capabilities.resources) return [];
-    return this.paginate(
+    return paginate(
+      this.client,
       "resources/templates/list",
       "resourceTemplates",
       o,
@@ -157,7 +175,7 @@ export class SdkSession implements UpstreamSession {
 
   async listPrompts(o: RequestOptions): Promise<PromptDef[]> {
     if (!this.identity.capabilities.prompts) return [];
-    return this.paginate("prompts/list", "prompts", o, () => true);
+    return paginate(this.client, "prompts/list", "prompts", o, () => true);
   }
 
   async callTool(
@@ -178,25 +196,40 @@ export class SdkSession implements UpstreamSession {
     args: Record<string, unknown>,
     o: RequestOptions,
   ): Promise<Record<string, unknown>> {
-    if (o.task && this.era === "legacy" && runsToolTasks(this.identity.capabilities)) {
+    const caps = this.identity.capabilities;
+    if (o.task?.toolRunsTasks && this.era === "legacy" && runsToolTasks(caps)) {
       // What the upstream asks meanwhile is this call's client's (or refused).
       return this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
-        callAsTask(this.taskWire(), this.callParams(name, args, o), o),
+        callAsTask(this.taskWire(o.client), this.callParams(name, args, o), o),
       );
     }
-    return o.client
+    // 2026-07-28: the upstream decides per request whether to answer with a task, if the
+    // request's capabilities declare the extension (only where mcpx can follow it: o.task).
+    const tasks = o.task !== undefined && this.era === "modern" && declaresTaskExtension(caps);
+    const result = o.client
       ? await callRelayed(
           this.asker,
           this.wire(),
-          this.callParams(name, args, o, o.client),
+          this.callParams(name, args, o, o.client, tasks),
           o,
           o.client,
         )
       : await this.client.request(
-          { method: "tools/call", params: this.callParams(name, args, o) },
+          { method: "tools/call", params: this.callParams(name, args, o, undefined, tasks) },
           ResultSchema,
           sdkOptions(o),
         );
+    const task = caughtTask(result);
+    if (!task) return result;
+    if (!tasks) {
+      throw new Error(
+        "the upstream answered with a task though mcpx did not declare the tasks extension",
+      );
+    }
+    // What the upstream asks while its task waits for input is this call's client's (or refused).
+    return this.asker.during(o.client ?? NO_CLIENT, { timeoutMs: o.timeoutMs }, () =>
+      followTask(this.taskWire(o.client), task, o),
+    );
   }
 
   /**
@@ -208,11 +241,16 @@ export class SdkSession implements UpstreamSession {
     return o.traceparent !== undefined && scope ? scope.run(o.traceparent, send) : send();
   }
 
-  /** What callAsTask needs of this session's SDK client. */
-  private taskWire(): TaskWire {
+  /** What following a task needs of this session's SDK client, for `channel`'s call. */
+  private taskWire(channel: ClientChannel | undefined): TaskWire {
     return {
+      era: this.era,
+      // Each follow-up carries its own span's traceparent as the HTTP header too.
       request: (method, params, ro) =>
-        this.client.request({ method, params }, ResultSchema, sdkOptions(ro)),
+        this.traced(ro, () =>
+          this.client.request({ method, params }, ResultSchema, sdkOptions(ro)),
+        ),
+      answer: (requests) => answerInputs(this.asker, channel ?? NO_CLIENT, requests),
       onStatus: (taskId, fn) => {
         this.taskListeners.set(taskId, fn);
         return () => this.taskListeners.delete(taskId);
@@ -243,18 +281,23 @@ export class SdkSession implements UpstreamSession {
 
   /**
    * tools/call params. A modern upstream sends log messages only for requests that name a level,
-   * and learns per request what the calling client can answer.
+   * and learns per request what the calling client can answer, and whether mcpx follows a task
+   * (`tasks`: the 2026-07-28 extension declared).
    */
   private callParams(
     name: string,
     args: Record<string, unknown>,
     o: RequestOptions,
     channel?: ClientChannel,
+    tasks = false,
   ): Record<string, unknown> {
+    const declared = channel ? capabilitiesOf(channel.abilities) : this.declared;
     const meta = {
       ...(this.era === "modern" && {
         ...(o.logLevel && { [LOG_LEVEL_META_KEY]: o.logLevel }),
-        ...(channel && { [CLIENT_CAPABILITIES_META_KEY]: capabilitiesOf(channel.abilities) }),
+        ...((channel || tasks) && {
+          [CLIENT_CAPABILITIES_META_KEY]: tasks ? withTaskExtension(declared) : declared,
+        }),
       }),
       // W3C Trace Context in _meta, the key MCP reserves for it: every era, every transport.
       ...(o.traceparent !== undefined && { traceparent: o.traceparent }),
@@ -389,40 +432,5 @@ export class SdkSession implements UpstreamSession {
   async close(): Promise<void> {
     await this.client.close();
     this.asker.close();
-  }
-
-  /**
-   * Walk every cursor with raw requests (the SDK's list verbs strip keys they do not know). A
-   * server that repeats a cursor would loop forever: stop and say so.
-   */
-  private async paginate<T>(
-    method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
-    key: string,
-    o: RequestOptions,
-    valid: (item: Record<string, unknown>) => boolean,
-  ): Promise<T[]> {
-    const all: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = (await this.client.request(
-        { method, params: cursor === undefined ? {} : { cursor } },
-        ResultSchema,
-        sdkOptions(o),
-      )) as Record<string, unknown>;
-      const items = page[key];
-      if (!Array.isArray(items)) throw new Error(`upstream sent a ${method} result without ${key}`);
-      items.forEach((item: unknown, i) => {
-        if (!isRecord(item) || typeof item.name !== "string" || !valid(item))
-          throw new Error(`upstream sent an invalid ${method} result: ${key}[${i}] is malformed`);
-      });
-      all.push(...(items as T[]));
-      const next = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
-      if (next !== undefined && seen.has(next))
-        throw new Error(`upstream repeated pagination cursor ${JSON.stringify(next)}`);
-      if (next !== undefined) seen.add(next);
-      cursor = next;
-    } while (cursor !== undefined);
-    return all;
   }
 }

@@ -1,27 +1,41 @@
 /**
- * A tool call run as a task on an upstream that supports MCP Tasks (2025-11-25: the `tasks`
- * capability with `requests.tools.call`, and the tool's `execution.taskSupport`). mcpx sends
- * the task-augmented tools/call, follows the task (tasks/get every poll interval, sooner when
- * the upstream's notifications/tasks/status arrives), takes its result with tasks/result once it
- * ends or waits for input (the upstream's questions come over that request), and cancels it
- * upstream (tasks/cancel) when the caller gives up. Each request is short, so a long task is
- * bounded by its ttl, not by the server's request timeout.
+ * A tool call run as a task on an upstream that runs tasks, in either era:
+ *
+ * - 2025-11-25 (the `tasks` capability with `requests.tools.call`, and the tool's
+ *   `execution.taskSupport`): mcpx sends the task-augmented tools/call, follows the task
+ *   (tasks/get every poll interval, sooner when the upstream's notifications/tasks/status
+ *   arrives), takes its result with tasks/result once it ends or waits for input (the upstream's
+ *   questions come over that request).
+ * - 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks` in the upstream's discover
+ *   capabilities): mcpx declares the extension in the call's own capabilities and the upstream
+ *   decides whether to answer with a task (`resultType: "task"`, caught before the SDK's decoder
+ *   by wire.ts). mcpx follows it with tasks/get, which inlines the result or error once the task
+ *   ends; a task waiting for input lists its questions there (`inputRequests`), which the call's
+ *   client answers (or they are refused), sent back by tasks/update.
+ *
+ * Both cancel upstream (tasks/cancel) when the caller gives up. Each request is short, so a long
+ * task is bounded by its ttl, not by the server's request timeout; each has a span of its own
+ * under the call's upstream span when traces are on (`UpstreamTaskWish.trace`).
  *
  * The upstream's task id never leaves this file: the caller sees the call's result, and
  * statuses through `onStatus` (mcpx's own task, or the handle, carries them to the client).
  */
 import { isRecord } from "../json.js";
-import type { RequestOptions, UpstreamTaskStatus } from "./types.js";
-import { withTrace } from "./wire.js";
+import type { Era } from "../types.js";
+import type { RequestOptions, UpstreamTaskStatus, UpstreamTaskWish } from "./types.js";
+import { CAUGHT_TASK, withTrace } from "./wire.js";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
+/** The 2026-07-28 tasks extension's identifier. */
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** Poll bounds, whatever interval the upstream suggests. */
 const MIN_POLL_MS = 50;
 const MAX_POLL_MS = 5_000;
 const DEFAULT_POLL_MS = 1_000;
 
-/** What callAsTask needs of a session's SDK client. */
+/** What following a task needs of a session's SDK client. */
 export interface TaskWire {
+  era: Era;
   request(
     method: string,
     params: Record<string, unknown>,
@@ -29,6 +43,8 @@ export interface TaskWire {
   ): Promise<Record<string, unknown>>;
   /** Hear the upstream's notifications/tasks/status for `taskId` until the returned function. */
   onStatus(taskId: string, fn: (task: Record<string, unknown>) => void): () => void;
+  /** 2026-07-28: the `inputResponses` to a task's `inputRequests` (its call's client's). */
+  answer(requests: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
 /** Whether an upstream's declared capabilities let tools/call run as a task (2025-11-25). */
@@ -39,13 +55,31 @@ export function runsToolTasks(capabilities: Record<string, unknown>): boolean {
   return isRecord(tools) && isRecord(tools.call);
 }
 
-/** A task-augmented tools/call followed to its end; the call's result, as a plain call's. */
+/** Whether a modern upstream declared the 2026-07-28 tasks extension in server/discover. */
+export function declaresTaskExtension(capabilities: Record<string, unknown>): boolean {
+  const extensions = capabilities.extensions;
+  return isRecord(extensions) && isRecord(extensions[TASKS_EXTENSION]);
+}
+
+/** Client capabilities with the tasks extension declared beside any others. */
+export function withTaskExtension(capabilities: Record<string, unknown>): Record<string, unknown> {
+  const extensions = isRecord(capabilities.extensions) ? capabilities.extensions : {};
+  return { ...capabilities, extensions: { ...extensions, [TASKS_EXTENSION]: {} } };
+}
+
+/** The 2026-07-28 task a tools/call was answered with (caught by wire.ts), if it was. */
+export function caughtTask(result: Record<string, unknown>): Record<string, unknown> | undefined {
+  const task = result[CAUGHT_TASK];
+  return isRecord(task) && typeof task.taskId === "string" ? task : undefined;
+}
+
+/** A task-augmented tools/call (2025-11-25) followed to its end; the call's result. */
 export async function callAsTask(
   wire: TaskWire,
   params: Record<string, unknown>,
   o: RequestOptions,
 ): Promise<Record<string, unknown>> {
-  const wish = o.task ?? {};
+  const wish: Partial<UpstreamTaskWish> = o.task ?? {};
   const created = await wire.request(
     "tools/call",
     { ...params, task: wish.ttlMs !== undefined ? { ttl: wish.ttlMs } : {} },
@@ -54,17 +88,40 @@ export async function callAsTask(
   const task = created.task;
   // A server may answer a task-augmented request at once, as a plain call.
   if (!isRecord(task) || typeof task.taskId !== "string") return created;
-  const taskId = task.taskId;
-  // The follow-ups belong to the call's upstream span too (_meta.traceparent).
-  const about = withTrace({ taskId }, o);
-  const pollMs = Math.min(
-    Math.max(
-      typeof task.pollInterval === "number" ? task.pollInterval : DEFAULT_POLL_MS,
-      MIN_POLL_MS,
-    ),
-    MAX_POLL_MS,
-  );
+  return followTask(wire, task, o);
+}
+
+/**
+ * Follow an upstream task (a 2025 CreateTaskResult's `task`, or a 2026 CreateTaskResult) to its
+ * end: the call's result, as a plain call's; rejects with the task's error, or when `o.signal`
+ * aborts (after a best-effort tasks/cancel upstream).
+ */
+export async function followTask(
+  wire: TaskWire,
+  task: Record<string, unknown>,
+  o: RequestOptions,
+): Promise<Record<string, unknown>> {
+  const wish: Partial<UpstreamTaskWish> = o.task ?? {};
+  const taskId = String(task.taskId);
+  const modern = wire.era === "modern";
+  /** One follow-up request, in a span of its own when traces are on. */
+  const send = async (method: string, extra: Record<string, unknown>, ro: RequestOptions) => {
+    const span = wish.trace?.(method);
+    const traced = span ? { ...ro, traceparent: span.traceparent } : ro;
+    try {
+      const answer = await wire.request(method, withTrace({ taskId, ...extra }, traced), traced);
+      span?.end("ok");
+      return answer;
+    } catch (err) {
+      span?.end(ro.signal?.aborted ? "cancelled" : "failed");
+      throw err;
+    }
+  };
+  let pollMs = pollInterval(task, DEFAULT_POLL_MS);
   let status = statusOf(task);
+  // 2026: the last tasks/get answer (a terminal one inlines the result or error).
+  let latest: Record<string, unknown> | undefined;
+  const answered = new Set<string>();
   const waker: Waker = {};
   const seen = (t: Record<string, unknown>) => {
     const next = statusOf(t);
@@ -75,27 +132,77 @@ export async function callAsTask(
       }
     }
     status = next;
+    pollMs = pollInterval(t, pollMs);
     waker.wake?.();
   };
   const off = wire.onStatus(taskId, seen);
   try {
-    while (status === "working") {
-      await pause(pollMs, o.signal, waker);
-      if (status !== "working") break;
-      seen(await wire.request("tasks/get", about, o));
+    if (!modern) {
+      while (status === "working") {
+        await pause(pollMs, o.signal, waker);
+        if (status !== "working") break;
+        seen(await send("tasks/get", {}, o));
+      }
+      // Ended, or waiting for input: tasks/result answers once it ends, the questions before.
+      return withoutRelatedTask(await send("tasks/result", {}, o));
     }
-    // Ended, or waiting for input: tasks/result answers once it ends, the questions before.
-    return withoutRelatedTask(await wire.request("tasks/result", about, o));
+    // 2026-07-28: only a tasks/get answer carries the outcome, so even a task created ended is
+    // asked once.
+    for (;;) {
+      if (latest === undefined || status === "working") {
+        if (latest !== undefined) await pause(pollMs, o.signal, waker);
+        latest = await send("tasks/get", {}, o);
+        seen(latest);
+        continue;
+      }
+      if (status === "input_required") {
+        const asked = isRecord(latest.inputRequests) ? latest.inputRequests : {};
+        const fresh = Object.fromEntries(Object.entries(asked).filter(([k]) => !answered.has(k)));
+        if (Object.keys(fresh).length > 0) {
+          const inputResponses = await wire.answer(fresh);
+          await send("tasks/update", { inputResponses }, o);
+          for (const key of Object.keys(fresh)) answered.add(key);
+        } else {
+          await pause(pollMs, o.signal, waker);
+        }
+        latest = await send("tasks/get", {}, o);
+        seen(latest);
+        continue;
+      }
+      return outcomeOf(latest, status);
+    }
   } catch (err) {
-    if (o.signal?.aborted && status !== undefined && !isTerminalStatus(status)) {
-      // Best effort: the caller has gone; the upstream stops the task if it can.
+    if (status !== undefined && !isTerminalStatus(status)) {
+      // Best effort: the caller has gone (or the call failed here); the upstream stops the task
+      // if it can.
       const { signal: _gone, ...rest } = o;
-      void wire.request("tasks/cancel", about, rest).catch(() => undefined);
+      void send("tasks/cancel", {}, rest).catch(() => undefined);
     }
     throw err;
   } finally {
     off();
   }
+}
+
+/** A 2026 task's end: its inlined result, else its error. */
+function outcomeOf(
+  latest: Record<string, unknown>,
+  status: UpstreamTaskStatus | undefined,
+): Record<string, unknown> {
+  if (status === "completed" && isRecord(latest.result)) return withoutRelatedTask(latest.result);
+  if (status === "failed") {
+    const error = isRecord(latest.error) ? latest.error : {};
+    const message = typeof error.message === "string" ? error.message : "no error given";
+    throw new Error(`the upstream's task failed: ${message}`);
+  }
+  if (status === "cancelled") throw new Error("the upstream cancelled its task");
+  throw new Error(`the upstream's task ended (${String(status)}) without a result`);
+}
+
+function pollInterval(task: Record<string, unknown>, fallback: number): number {
+  // 2025-11-25 names it pollInterval, the 2026-07-28 extension pollIntervalMs.
+  const asked = typeof task.pollIntervalMs === "number" ? task.pollIntervalMs : task.pollInterval;
+  return Math.min(Math.max(typeof asked === "number" ? asked : fallback, MIN_POLL_MS), MAX_POLL_MS);
 }
 
 function statusOf(task: Record<string, unknown>): UpstreamTaskStatus | undefined {

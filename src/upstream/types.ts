@@ -59,9 +59,10 @@ export interface RequestOptions {
    */
   traceparent?: string;
   /**
-   * tools/call of a tool that may run as a task (its `execution.taskSupport`): on an upstream
-   * that declares tasks for tools/call, it runs as one (upstream/tasks.ts), its statuses heard
-   * by `onStatus`; on any other, a plain call.
+   * tools/call that may run as a task (upstream/tasks.ts), its statuses heard by `onStatus`: on
+   * a 2025-11-25 upstream that declares tasks for tools/call, when the tool's
+   * `execution.taskSupport` allows (`toolRunsTasks`); on a 2026-07-28 upstream that declares the
+   * tasks extension, whenever it answers with a task. Otherwise a plain call.
    */
   task?: UpstreamTaskWish;
 }
@@ -71,10 +72,23 @@ export type UpstreamTaskStatus =
   "working" | "input_required" | "completed" | "failed" | "cancelled";
 
 export interface UpstreamTaskWish {
+  /** The tool's `execution.taskSupport` is optional or required (what 2025-11-25 asks). */
+  toolRunsTasks: boolean;
   /** The ttl asked of the upstream, in ms; absent: the upstream's default. */
   ttlMs?: number;
   /** Each status the upstream task reports before it ends (working, input_required). */
   onStatus?: (status: UpstreamTaskStatus, message?: string) => void;
+  /**
+   * A span for one follow-up request (tasks/get, tasks/result, tasks/update, tasks/cancel),
+   * under the call's upstream span; absent when traces are off.
+   */
+  trace?: (method: string) => UpstreamSpan;
+}
+
+/** A span of one upstream request: its traceparent to send, and its end. */
+export interface UpstreamSpan {
+  readonly traceparent: string;
+  end(outcome: "ok" | "failed" | "cancelled"): void;
 }
 
 /** The protocol era an upstream speaks (src/types.ts: one `Era` for both sides). */

@@ -4,7 +4,9 @@
  */
 import {
   SERVER_INFO_META_KEY,
+  type JSONRPCMessage,
   type RequestOptions as SdkRequestOptions,
+  type Transport,
 } from "@modelcontextprotocol/client";
 import { isRecord } from "../json.js";
 import type { RequestOptions } from "./types.js";
@@ -38,4 +40,40 @@ export function sdkOptions(o: RequestOptions): SdkRequestOptions {
     ...(o.signal && { signal: o.signal }),
     ...(o.onProgress && { onprogress: o.onProgress }),
   };
+}
+
+/**
+ * Where a caught 2026-07-28 CreateTaskResult (`resultType: "task"`) is kept in the result the
+ * SDK client then decodes as `complete` (see catchTaskResults).
+ */
+export const CAUGHT_TASK = "mcpx/upstream-task";
+
+/**
+ * Catch 2026-07-28 task answers before the SDK client decodes them. The v2 client's modern codec
+ * (`decodeResult` in the client's dist, `src-*.mjs`) turns any `resultType` besides `complete`
+ * and `input_required` into an `UnsupportedResultType` error that keeps neither the task id nor
+ * anything else of the answer, before any result schema a caller passes. So every message the
+ * transport delivers passes through here first: a result with `resultType: "task"` becomes a
+ * `complete` one (with the empty `content` a tools/call result needs) holding the task under
+ * CAUGHT_TASK, which session.ts follows (upstream/tasks.ts). The SDK chains handlers by reading
+ * `onmessage` back and wrapping it: each handler is wrapped once, and a caught answer is no
+ * longer a task, so wrapping twice changes nothing.
+ */
+export function catchTaskResults(transport: Transport): void {
+  let wrapped: Transport["onmessage"];
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    enumerable: true,
+    get: () => wrapped,
+    set: (next: Transport["onmessage"]) => {
+      wrapped = next && ((message, extra) => next(caughtTask(message), extra));
+    },
+  });
+}
+
+function caughtTask(message: JSONRPCMessage): JSONRPCMessage {
+  if (!("result" in message) || !isRecord(message.result)) return message;
+  const { resultType, ...task } = message.result;
+  if (resultType !== "task") return message;
+  return { ...message, result: { resultType: "complete", content: [], [CAUGHT_TASK]: task } };
 }

@@ -5,10 +5,9 @@
  * `promtool check metrics` on what /metrics serves (CI installs `prometheus`: .ci/run).
  */
 import { execFileSync } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import getPort from "get-port";
+import { attr, otlpReceiver } from "../helpers/otlp.js";
 import {
   fixtureServer,
   newClient,
@@ -20,45 +19,6 @@ import {
   writeConfig,
   type RunningHttp,
 } from "../helpers/proxy.js";
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: Record<string, unknown> }[];
-}
-
-/** An OTLP/HTTP traces endpoint: every span of every JSON export request it received. */
-async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; close(): Promise<void> }> {
-  const spans: OtlpSpan[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      expect(req.url).toBe("/v1/traces");
-      expect(req.headers["content-type"]).toContain("application/json");
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-      };
-      for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1/traces`,
-    spans,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-function attr(span: OtlpSpan, key: string): unknown {
-  const v = span.attributes.find((a) => a.key === key)?.value;
-  return v && (v.stringValue ?? v.intValue);
-}
 
 const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";

@@ -5,19 +5,33 @@
  * upstream's task id kept out of the result, and tasks/cancel when the caller gives up.
  */
 import { describe, expect, it } from "vitest";
-import { callAsTask, runsToolTasks, type TaskWire } from "../../src/upstream/tasks.js";
+import {
+  callAsTask,
+  caughtTask,
+  followTask,
+  runsToolTasks,
+  type TaskWire,
+} from "../../src/upstream/tasks.js";
 import type { UpstreamTaskStatus } from "../../src/upstream/types.js";
 
 const RELATED = "io.modelcontextprotocol/related-task";
 
 /** An upstream answering each method from a script; every request it got, in order. */
-function scripted(answers: Record<string, (() => Record<string, unknown>)[]>) {
+function scripted(
+  answers: Record<string, (() => Record<string, unknown>)[]>,
+  era: "legacy" | "modern" = "legacy",
+) {
   const sent: { method: string; params: Record<string, unknown> }[] = [];
   let listener: ((task: Record<string, unknown>) => void) | undefined;
   let following!: () => void;
   /** Settles once the task is followed (its status listener set). */
   const followed = new Promise<void>((resolve) => (following = resolve));
   const wire: TaskWire = {
+    era,
+    answer: (requests) =>
+      Promise.resolve(
+        Object.fromEntries(Object.keys(requests).map((k) => [k, { action: "accept", key: k }])),
+      ),
     request: (method, params) => {
       sent.push({ method, params });
       const next = answers[method]?.shift();
@@ -71,7 +85,10 @@ describe("callAsTask", () => {
     const result = await callAsTask(
       wire,
       { name: "t", arguments: {} },
-      { timeoutMs: 1_000, task: { ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) } },
+      {
+        timeoutMs: 1_000,
+        task: { toolRunsTasks: true, ttlMs: 5_000, onStatus: (s, m) => statuses.push([s, m]) },
+      },
     );
     expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
     expect(sent.map((s) => s.method)).toEqual([
@@ -118,5 +135,112 @@ describe("callAsTask", () => {
     ]);
     // The follow-up carries the call's trace, as the tools/call did (session.ts sets its _meta).
     expect(sent[1]?.params._meta).toEqual({ traceparent });
+  });
+});
+
+/** A 2026-07-28 CreateTaskResult as wire.ts catches it. */
+const created = (extra: Record<string, unknown> = {}) => ({
+  taskId: "up-2",
+  status: "working",
+  ttlMs: 60_000,
+  pollIntervalMs: 10,
+  ...extra,
+});
+
+describe("followTask, 2026-07-28 tasks extension", () => {
+  it("finds the task wire.ts caught in a tools/call result, and nothing in a plain one", () => {
+    expect(caughtTask({ content: [], "mcpx/upstream-task": created() })).toMatchObject({
+      taskId: "up-2",
+    });
+    expect(caughtTask({ content: [{ type: "text", text: "x" }] })).toBeUndefined();
+  });
+
+  it("polls tasks/get to the end and takes the result it inlines", async () => {
+    const { wire, sent } = scripted(
+      {
+        "tasks/get": [
+          () => ({ taskId: "up-2", status: "working", statusMessage: "halfway" }),
+          () => ({
+            taskId: "up-2",
+            status: "completed",
+            result: {
+              content: [{ type: "text", text: "done" }],
+              _meta: { [RELATED]: { taskId: "up-2" } },
+            },
+          }),
+        ],
+      },
+      "modern",
+    );
+    const statuses: [UpstreamTaskStatus, string | undefined][] = [];
+    const result = await followTask(wire, created(), {
+      timeoutMs: 1_000,
+      task: { toolRunsTasks: false, onStatus: (st, m) => statuses.push([st, m]) },
+    });
+    expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
+    expect(sent.map((x) => x.method)).toEqual(["tasks/get", "tasks/get"]);
+    expect(statuses).toEqual([["working", "halfway"]]);
+  });
+
+  it("answers a task waiting for input once per key, by tasks/update, with a span per follow-up", async () => {
+    const asking = {
+      taskId: "up-2",
+      status: "input_required",
+      inputRequests: { q1: { method: "elicitation/create", params: { message: "ok?" } } },
+    };
+    const { wire, sent } = scripted(
+      {
+        "tasks/get": [
+          () => asking,
+          // Still shown until the server takes the answer: never answered twice.
+          () => asking,
+          () => ({ taskId: "up-2", status: "completed", result: { content: [] } }),
+        ],
+        "tasks/update": [() => ({})],
+      },
+      "modern",
+    );
+    const spans: [string, string][] = [];
+    await followTask(wire, created(), {
+      timeoutMs: 1_000,
+      task: {
+        toolRunsTasks: false,
+        trace: (method) => ({
+          traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${String(spans.length).padStart(16, "0")}-01`,
+          end: (outcome) => void spans.push([method, outcome]),
+        }),
+      },
+    });
+    expect(sent.map((x) => x.method)).toEqual([
+      "tasks/get",
+      "tasks/update",
+      "tasks/get",
+      "tasks/get",
+    ]);
+    expect(sent[1]?.params.inputResponses).toEqual({ q1: { action: "accept", key: "q1" } });
+    expect(spans).toEqual([
+      ["tasks/get", "ok"],
+      ["tasks/update", "ok"],
+      ["tasks/get", "ok"],
+      ["tasks/get", "ok"],
+    ]);
+    // Each follow-up carries its own span's traceparent.
+    expect(sent[1]?.params._meta).toEqual({
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000001-01",
+    });
+  });
+
+  it("fails with the error a failed task inlines", async () => {
+    const { wire } = scripted(
+      {
+        "tasks/get": [
+          () => ({ taskId: "up-2", status: "failed", error: { code: -32603, message: "boom" } }),
+        ],
+      },
+      "modern",
+    );
+    await expect(followTask(wire, created(), { timeoutMs: 1_000 })).rejects.toThrow(
+      "the upstream's task failed: boom",
+    );
   });
 });
