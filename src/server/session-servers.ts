@@ -146,6 +146,14 @@ class SessionTransport implements Transport {
   }
 }
 
+/** A kept server reserved for one request answered on a transport of the caller's. */
+export interface Reserved {
+  /** Hand the server the request; what it sends for it goes to `exchange`. */
+  receive(exchange: Transport, message: JSONRPCMessage, extra?: MessageExtraInfo): void;
+  /** The exchange ended before the answer: the server stops that handler. */
+  abandon(exchange: Transport): void;
+}
+
 interface Kept {
   server: Server;
   transport: SessionTransport;
@@ -195,6 +203,19 @@ export class SessionServers {
         kept.transport.abandon(transport, id);
         transport.close().catch((err: unknown) => this.closeFailed(err));
       },
+    };
+  }
+
+  /**
+   * The session's kept server, for the request `id` answered on a transport of the caller's
+   * (http-direct.ts); undefined when the server is already answering a request with that id.
+   */
+  async reserve(session: Session, id: Id): Promise<Reserved | undefined> {
+    const kept = await this.get(session);
+    if (kept.transport.busy(id)) return undefined;
+    return {
+      receive: (exchange, message, extra) => kept.transport.receive(exchange, message, extra),
+      abandon: (exchange) => kept.transport.abandon(exchange, id),
     };
   }
 
