@@ -61,17 +61,20 @@ export function directRequest(req: IncomingMessage, body: unknown): DirectReques
   if (!isJsonContentType(req.headers["content-type"] ?? null)) return undefined;
   const version = header(req, "mcp-protocol-version");
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  // The era as the SDK decides it (a 2026-07-28 envelope is not ours to serve here).
-  const era = classifyInboundRequest({
-    httpMethod: "POST",
-    ...(version !== undefined && { protocolVersionHeader: version }),
-    ...optional("mcpMethodHeader", header(req, "mcp-method")),
-    ...optional("mcpNameHeader", header(req, "mcp-name")),
-    body,
-  });
-  if (era.kind !== "legacy") return undefined;
   // The SDK transport's own check of a JSON-RPC message (its error answer is the general path's).
   if (!isJSONRPCRequest(body)) return undefined;
+  // The header names a 2025-era version (or none): only a `_meta` envelope can claim 2026-07-28,
+  // and a request with `_meta` is classified as the SDK does (a claim is not ours to serve here).
+  if (isRecord(body.params?._meta)) {
+    const era = classifyInboundRequest({
+      httpMethod: "POST",
+      ...(version !== undefined && { protocolVersionHeader: version }),
+      ...optional("mcpMethodHeader", header(req, "mcp-method")),
+      ...optional("mcpNameHeader", header(req, "mcp-name")),
+      body,
+    });
+    if (era.kind !== "legacy") return undefined;
+  }
   return { sid, message: body };
 }
 
