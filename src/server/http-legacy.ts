@@ -17,11 +17,13 @@ import {
   type AuthInfo,
   type Server,
 } from "@modelcontextprotocol/server";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
 import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { SessionSharing } from "./legacy-replicas.js";
-import { LegacySessionTable } from "./legacy-sessions.js";
+import { DirectAnswers, directRequest } from "./http-direct.js";
+import { LegacySessionTable, type SessionState } from "./legacy-sessions.js";
 import { LEGACY_TOPIC } from "./legacy-shared.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
@@ -67,6 +69,8 @@ export class LegacyEndpoint {
   private readonly unlisten: () => void;
   /** Session state shared with other replicas (with Redis only; legacy-replicas.ts). */
   private readonly sharing?: SessionSharing;
+  /** Requests answered straight on node's response (http-direct.ts). */
+  private readonly answering = new DirectAnswers();
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -150,20 +154,10 @@ export class LegacyEndpoint {
         "Bad Request: Mcp-Session-Id header is required. Send initialize first to open a session.",
       );
     }
-    const claims = this.tokens.verify(sid, this.options.now());
-    const auth = options.authInfo?.extra;
-    if (
-      !claims ||
-      this.sessions.isEnded(sid) ||
-      (auth?.pinned === true && claims.owner !== callerOfAuth(options.authInfo))
-    )
-      return rpcError(404, -32001, "Session not found: initialize a new session.");
+    const claims = this.verified(sid, options.authInfo);
+    if (!claims) return rpcError(404, -32001, "Session not found: initialize a new session.");
     const state = this.sessions.state(sid, claims.exp);
-    if (this.sharing && request.method !== "DELETE") {
-      const caller =
-        callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
-      await this.sharing.seen(sid, state, caller);
-    }
+    if (request.method !== "DELETE") await this.seen(sid, claims, state, options.authInfo);
     switch (request.method) {
       case "DELETE":
         this.sessions.end(sid, claims.exp);
@@ -178,6 +172,61 @@ export class LegacyEndpoint {
     }
   }
 
+  /**
+   * Serve a session's single request straight on node's response (http-direct.ts) when it is
+   * one the general path would serve the same way; false, having done nothing, when it is not.
+   */
+  async direct(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    authInfo?: AuthInfo,
+  ): Promise<boolean> {
+    const request = directRequest(req, body);
+    if (!request) return false;
+    const { sid, message } = request;
+    const claims = this.verified(sid, authInfo);
+    if (!claims) return false;
+    const state = this.sessions.state(sid, claims.exp);
+    const reserved = await this.servers.reserve({ sid, claims, state }, message.id);
+    if (!reserved) return false;
+    await this.seen(sid, claims, state, authInfo);
+    await this.sharing?.beforePost(sid, state, [message]);
+    const closed = this.sessions.opened(state);
+    const id = message.id;
+    const { exchange, extra } = this.answering.begin(req, res, id, (answered) => {
+      closed();
+      if (state.calls.get(id) === end) state.calls.delete(id);
+      if (!answered) reserved.abandon(exchange);
+    });
+    const end = () => exchange.end();
+    state.calls.set(id, end);
+    reserved.receive(exchange, message, { ...extra, ...(authInfo && { authInfo }) });
+    // The client went away while the session was being looked up: the handler is abandoned.
+    if (res.destroyed) exchange.end();
+    return true;
+  }
+
+  /** The claims of a session id this request may use, or undefined (404). */
+  private verified(sid: string, authInfo?: AuthInfo): SessionClaims | undefined {
+    const claims = this.tokens.verify(sid, this.options.now());
+    if (!claims || this.sessions.isEnded(sid)) return undefined;
+    const pinned = authInfo?.extra?.pinned === true;
+    return pinned && claims.owner !== callerOfAuth(authInfo) ? undefined : claims;
+  }
+
+  /** The session was seen here (Redis: its idle time, caller and subscriptions are shared). */
+  private async seen(
+    sid: string,
+    claims: SessionClaims,
+    state: SessionState,
+    authInfo?: AuthInfo,
+  ): Promise<void> {
+    if (!this.sharing) return;
+    const caller = callerOfAuth(authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
+    await this.sharing.seen(sid, state, caller);
+  }
+
   /** End every session's stream and calls, and stop the idle sweep (shutdown). */
   close(): void {
     clearInterval(this.sweeper);
@@ -185,6 +234,7 @@ export class LegacyEndpoint {
     // First: this replica going away ends no session for the others (its shared state stays).
     this.sharing?.close();
     this.answers.close();
+    this.answering.closeAll();
     this.sessions.closeAll();
     this.servers.closeAll();
   }

@@ -227,6 +227,9 @@ function mcpRoute(
   });
   return async (req: Request, res: Response) => {
     try {
+      // A session's single request, the hot path, straight on node's response (http-direct.ts).
+      const auth = (req as Request & { auth?: AuthInfo }).auth;
+      if (await endpoints.legacy.direct(req, res, req.body, auth)) return;
       await node(req, res, req.body);
     } catch (err) {
       ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);

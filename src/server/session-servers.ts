@@ -10,9 +10,6 @@
  * server each exchange's request and sends what the server answers back on that exchange.
  */
 import {
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
   WebStandardStreamableHTTPServerTransport,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -89,7 +86,8 @@ class SessionTransport implements Transport {
 
   /** A message `exchange` received; a request is answered on it. */
   receive(exchange: Transport, message: JSONRPCMessage, extra?: MessageExtraInfo): void {
-    if (isJSONRPCRequest(message)) this.exchanges.set(message.id, exchange);
+    // Validated as a JSON-RPC message already (the SDK transport, or http-direct.ts).
+    if (isRequest(message)) this.exchanges.set(message.id, exchange);
     this.onmessage?.(message, extra);
   }
 
@@ -106,7 +104,8 @@ class SessionTransport implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isSeedAnswer(message)) return Promise.resolve();
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+    // What the server sends is its own making: told apart by shape, not parsed again.
+    if (isAnswer(message)) {
       const id = message.id as Id;
       const exchange = this.exchanges.get(id);
       this.exchanges.delete(id);
@@ -116,7 +115,7 @@ class SessionTransport implements Transport {
     const exchange = related === undefined ? undefined : this.exchanges.get(related);
     // Nothing open carries it: a stateless exchange drops such messages the same way.
     if (!exchange) return Promise.resolve();
-    if (isJSONRPCRequest(message)) {
+    if (isRequest(message)) {
       const asked = this.ask(message);
       return this.routes.whenListening(() => exchange.send(asked, options));
     }
@@ -144,6 +143,26 @@ class SessionTransport implements Transport {
     });
     return { ...message, id: wireId };
   }
+}
+
+/** A kept server reserved for one request answered on a transport of the caller's. */
+export interface Reserved {
+  /** Hand the server the request; what it sends for it goes to `exchange`. */
+  receive(exchange: Transport, message: JSONRPCMessage, extra?: MessageExtraInfo): void;
+  /** The exchange ended before the answer: the server stops that handler. */
+  abandon(exchange: Transport): void;
+}
+
+/** A request (a method and an id), in a message known to be well-formed JSON-RPC. */
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return "method" in message && "id" in message;
+}
+
+/** A result or error answer, in a message known to be well-formed JSON-RPC. */
+function isAnswer(
+  message: JSONRPCMessage,
+): message is JSONRPCMessage & ({ result: unknown } | { error: unknown }) & { id: unknown } {
+  return "result" in message || "error" in message;
 }
 
 interface Kept {
@@ -195,6 +214,19 @@ export class SessionServers {
         kept.transport.abandon(transport, id);
         transport.close().catch((err: unknown) => this.closeFailed(err));
       },
+    };
+  }
+
+  /**
+   * The session's kept server, for the request `id` answered on a transport of the caller's
+   * (http-direct.ts); undefined when the server is already answering a request with that id.
+   */
+  async reserve(session: Session, id: Id): Promise<Reserved | undefined> {
+    const kept = await this.get(session);
+    if (kept.transport.busy(id)) return undefined;
+    return {
+      receive: (exchange, message, extra) => kept.transport.receive(exchange, message, extra),
+      abandon: (exchange) => kept.transport.abandon(exchange, id),
     };
   }
 

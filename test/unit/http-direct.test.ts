@@ -1,0 +1,126 @@
+/**
+ * The 2025-era hot path (src/server/http-direct.ts): which requests it serves straight on node's
+ * response, and that what it answers on the wire is what the SDK's transport answered.
+ */
+import type { IncomingMessage } from "node:http";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { Proxy } from "../../src/proxy.js";
+import { directRequest } from "../../src/server/http-direct.js";
+import { serveHttp, type HttpHandle } from "../../src/server/http.js";
+import { memoryProxy } from "../helpers/inmemory.js";
+import { INITIALIZE } from "../helpers/proxy.js";
+
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-06-18",
+  "mcp-session-id": "sid",
+};
+const CALL = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "call" } };
+
+/** What directRequest reads of a request: its method and headers. */
+function incoming(headers: Record<string, string | undefined>, method = "POST"): IncomingMessage {
+  return { method, headers } as unknown as IncomingMessage;
+}
+
+describe("directRequest", () => {
+  it("takes a session's single, well-formed 2025-era request", () => {
+    expect(directRequest(incoming(HEADERS), CALL)).toEqual({ sid: "sid", message: CALL });
+    // Without a version header, and with _meta that claims no 2026-07-28 envelope.
+    const { "mcp-protocol-version": _, ...noVersion } = HEADERS;
+    const progress = { ...CALL, params: { name: "call", _meta: { progressToken: 1 } } };
+    expect(directRequest(incoming(noVersion), progress)?.message).toBe(progress);
+  });
+
+  it.each([
+    ["initialize", HEADERS, { jsonrpc: "2.0", id: 1, method: "initialize", params: {} }],
+    ["a batch", HEADERS, [CALL]],
+    ["a notification", HEADERS, { jsonrpc: "2.0", method: "notifications/cancelled" }],
+    ["an answer", HEADERS, { jsonrpc: "2.0", id: 1, result: {} }],
+    ["no session id", { ...HEADERS, "mcp-session-id": undefined }, CALL],
+    ["an Accept without SSE", { ...HEADERS, accept: "application/json" }, CALL],
+    ["a body that is not JSON", { ...HEADERS, "content-type": "text/plain" }, CALL],
+    ["an unsupported version", { ...HEADERS, "mcp-protocol-version": "1999-01-01" }, CALL],
+    ["not JSON-RPC 2.0", HEADERS, { ...CALL, jsonrpc: "1.0" }],
+    ["an id that is not a string or number", HEADERS, { ...CALL, id: null }],
+    [
+      "a 2026-07-28 envelope",
+      HEADERS,
+      {
+        ...CALL,
+        params: {
+          name: "call",
+          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" },
+        },
+      },
+    ],
+  ])("leaves %s to the general path", (_what, headers, body) => {
+    expect(directRequest(incoming(headers), body)).toBeUndefined();
+  });
+
+  it("leaves GET and DELETE to the general path", () => {
+    expect(directRequest(incoming(HEADERS, "GET"), CALL)).toBeUndefined();
+    expect(directRequest(incoming(HEADERS, "DELETE"), CALL)).toBeUndefined();
+  });
+});
+
+describe("on the wire", () => {
+  let proxy: Proxy;
+  let http: HttpHandle;
+  beforeAll(async () => {
+    proxy = memoryProxy({
+      s: () => {
+        const server = new McpServer({ name: "s", version: "1" });
+        server.registerTool("echo", { inputSchema: { text: z.string() } }, ({ text }) => ({
+          content: [{ type: "text", text }],
+        }));
+        return server;
+      },
+    });
+    await proxy.start();
+    http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0 });
+  });
+  afterAll(async () => {
+    await http?.close();
+    await proxy?.close();
+  });
+
+  it("answers a session's call as an SSE stream: the open comment, then the result event", async () => {
+    const { "mcp-session-id": _, ...headers } = HEADERS;
+    const init = await fetch(http.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(INITIALIZE),
+    });
+    await init.text();
+    const sid = init.headers.get("mcp-session-id")!;
+    expect(sid).toBeTruthy();
+    const call = {
+      jsonrpc: "2.0",
+      id: "c1",
+      method: "tools/call",
+      params: { name: "call", arguments: { method: "s.echo", arguments: { text: "hi" } } },
+    };
+    const res = await fetch(http.url, {
+      method: "POST",
+      headers: { ...headers, "mcp-session-id": sid },
+      body: JSON.stringify(call),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(res.headers.get("cache-control")).toBe("no-cache, no-transform");
+    const text = await res.text();
+    expect(text.startsWith(": open\n\n")).toBe(true);
+    const data = /^event: message\ndata: (.*)$/m.exec(text)?.[1];
+    const answer = JSON.parse(data ?? "{}") as {
+      id?: unknown;
+      result?: { content: { text: string }[] };
+    };
+    expect(answer.id).toBe("c1");
+    expect(answer.result?.content[0]?.text).toBe("hi");
+    // The stream ended with the answer, and the session serves the next call.
+    expect(http.sessionCount).toBe(1);
+  });
+});
