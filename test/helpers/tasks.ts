@@ -1,11 +1,14 @@
 /**
  * MCP Tasks on the wire, for tests: the task shapes (the SDK v2 has the 2025-11-25 vocabulary
  * only), a raw task-augmented tools/call on an SDK client's 2025 session, and a raw 2026-07-28
- * request declaring the tasks extension.
+ * request declaring the tasks extension; a 2025 client hearing its tasks' statuses on its GET
+ * stream.
  */
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import * as z from "zod";
-import { MODERN_VERSION } from "./clients.js";
+import { MODERN_VERSION, newClient } from "./clients.js";
+import { eventually } from "./eventually.js";
+import { serialFetch } from "./nginx.js";
 import { parseMessages, type HttpRpc, type RpcAnswer } from "./rpc.js";
 
 export const TASKS_EXT = "io.modelcontextprotocol/tasks";
@@ -81,4 +84,34 @@ export async function modern(
   const answer = x.messages.find((m) => m.id === id);
   if (!answer) throw new Error(`${method}: no answer (HTTP ${x.status}): ${x.body.slice(0, 300)}`);
   return answer as unknown as RpcAnswer;
+}
+
+export type TaskStatus = z.infer<typeof Task>;
+
+/** A 2025 SDK client over HTTP with its GET stream open, recording each notifications/tasks/status. */
+export interface StatusClient {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  statuses: TaskStatus[];
+  /** Every request it made, with the replica (`X-Replica`) that answered. */
+  served: ReturnType<typeof serialFetch>["served"];
+}
+
+export async function statusClient(url: string, name: string): Promise<StatusClient> {
+  const lb = serialFetch();
+  const client = newClient("legacy", name);
+  const statuses: TaskStatus[] = [];
+  client.setNotificationHandler(
+    "notifications/tasks/status",
+    { params: Task },
+    (params) => void statuses.push(params),
+  );
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: lb.fetch });
+  await client.connect(transport);
+  await eventually(
+    () => lb.served.some((s) => s.http === "GET" && s.status === 200),
+    10_000,
+    "the GET stream to open",
+  );
+  return { client, transport, statuses, served: lb.served };
 }

@@ -14,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { newClient } from "../helpers/clients.js";
 import { HttpRpc } from "../helpers/rpc.js";
-import { CreateTask, modern, rawTaskCall, Task, ToolResult } from "../helpers/tasks.js";
+import {
+  CreateTask,
+  modern,
+  rawTaskCall,
+  statusClient,
+  Task,
+  ToolResult,
+} from "../helpers/tasks.js";
 import {
   eventually,
   fixtureServer,
@@ -112,6 +119,44 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
     expect(JSON.stringify(result)).not.toContain(created!.taskId);
     expect(upstream("one").map((e) => e.event)).toEqual(["created", "halfway", "completed"]);
     expect((await get(client, task.taskId)).status).toBe("completed");
+  });
+
+  it("sends the task's statuses on the session's GET stream, in order, with mcpx's id; another session never hears them", async () => {
+    const owner = await statusClient(mcpx.url, "stream-owner");
+    const stranger = await statusClient(mcpx.url, "stream-stranger");
+    try {
+      const { task } = await rawTaskCall(mcpx.url, owner.transport, {
+        ...slow(600, "streamed"),
+        task: {},
+      });
+      await eventually(
+        () => owner.statuses.some((s) => s.status === "completed"),
+        15_000,
+        "the completed status on the GET stream",
+      );
+      expect(owner.statuses.map((s) => [s.taskId, s.status, s.statusMessage])).toEqual([
+        [task.taskId, "working", "halfway"],
+        [task.taskId, "completed", undefined],
+      ]);
+      // mcpx's id only: never the upstream's.
+      expect(upstream("streamed")[0]?.taskId).not.toBe(task.taskId);
+      // The stranger's own stream works (its own task's statuses arrive) and held none of the owner's.
+      const theirs = await rawTaskCall(mcpx.url, stranger.transport, {
+        ...slow(1, "stranger's"),
+        task: {},
+      });
+      await eventually(
+        () => stranger.statuses.some((s) => s.status === "completed"),
+        15_000,
+        "the stranger's own completed status",
+      );
+      expect(new Set(stranger.statuses.map((s) => s.taskId))).toEqual(
+        new Set([theirs.task.taskId]),
+      );
+    } finally {
+      await owner.client.close();
+      await stranger.client.close();
+    }
   });
 
   it("keeps the task from another client, and cancels it upstream on the owner's tasks/cancel", async () => {
