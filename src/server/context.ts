@@ -91,4 +91,9 @@ export interface SessionMemory {
   subscriptions?: ClientSubscriptions;
   /** Told of each resources/subscribe (true) and unsubscribe it answered (replicas share them). */
   onSubscription?: (uri: string, subscribed: boolean) => Promise<void>;
+  /**
+   * Where its tasks' notifications/tasks/status go when no request can carry them (2025-era
+   * HTTP: the session's GET stream, legacy-task-status.ts); absent: the connection (stdio).
+   */
+  taskStatus?: (task: Record<string, unknown>) => Promise<void>;
 }

@@ -25,6 +25,7 @@ import { SessionSharing } from "./legacy-replicas.js";
 import { DirectAnswers, directRequest } from "./http-direct.js";
 import { LegacySessionTable, type SessionState } from "./legacy-sessions.js";
 import { LEGACY_TOPIC } from "./legacy-shared.js";
+import { LegacyTaskStatuses } from "./legacy-task-status.js";
 import { watchCatalog } from "./list-changed.js";
 import { callerOfAuth, cleanCaller, createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { SeededTransport } from "./seeded-transport.js";
@@ -71,6 +72,8 @@ export class LegacyEndpoint {
   private readonly sharing?: SessionSharing;
   /** Requests answered straight on node's response (http-direct.ts). */
   private readonly answering = new DirectAnswers();
+  /** Where sessions' task statuses go: their GET stream, here or (Redis) on another replica. */
+  private readonly taskStatuses: LegacyTaskStatuses;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -98,6 +101,7 @@ export class LegacyEndpoint {
         },
       });
     }
+    this.taskStatuses = new LegacyTaskStatuses(ctx, this.sharing?.store);
     const idleLog = (closed: number) => {
       if (closed > 0) ctx.logger.debug(`ended ${closed} HTTP session(s) idle past sessionIdleMs`);
     };
@@ -119,7 +123,10 @@ export class LegacyEndpoint {
     const claims = this.tokens.verify(message.sid, this.options.now());
     if (!claims) return;
     if (message.kind === "end") this.sessions.end(message.sid, claims.exp);
-    else this.sharing?.heard(message.sid, message);
+    else if (message.kind === "task") {
+      const state = this.sessions.peek(message.sid);
+      if (state) this.taskStatuses.heard(state, message);
+    } else this.sharing?.heard(message.sid, message);
     const id = message.id;
     if (message.kind === "cancel" && (typeof id === "string" || typeof id === "number"))
       this.sessions.peek(message.sid)?.calls.get(id)?.();
@@ -157,6 +164,7 @@ export class LegacyEndpoint {
     const claims = this.verified(sid, options.authInfo);
     if (!claims) return rpcError(404, -32001, "Session not found: initialize a new session.");
     const state = this.sessions.state(sid, claims.exp);
+    this.taskStatuses.attach(sid, state);
     if (request.method !== "DELETE") await this.seen(sid, claims, state, options.authInfo);
     switch (request.method) {
       case "DELETE":
@@ -188,6 +196,7 @@ export class LegacyEndpoint {
     const claims = this.verified(sid, authInfo);
     if (!claims) return false;
     const state = this.sessions.state(sid, claims.exp);
+    this.taskStatuses.attach(sid, state);
     const reserved = await this.servers.reserve({ sid, claims, state }, message.id);
     if (!reserved) return false;
     await this.seen(sid, claims, state, authInfo);
@@ -328,11 +337,14 @@ export class LegacyEndpoint {
     const unwatch = watchClient(this.ctx, state, sink, callerOf);
     // With Redis, updates relayed from other replicas reach this stream too.
     const unrelay = this.sharing?.streaming(state, sink, callerOf);
+    // And its tasks' statuses (legacy-task-status.ts).
+    const untask = this.taskStatuses.streaming(state, served.server);
     state.endStream = served.end;
     return whenEnded(served.response, () => {
       unsubscribe();
       unwatch();
       unrelay?.();
+      untask();
       if (state.endStream === served.end) delete state.endStream;
     });
   }

@@ -120,15 +120,23 @@ export class LegacyShared {
     );
   }
 
-  /** The next relayed update of the session from this replica. */
-  update(sid: string, state: SessionState, server: string, uri: string): RelayedUpdate {
+  /**
+   * This replica's next place in the session's relay sequence: resource updates and task
+   * statuses (legacy-task-status.ts) share it, so the stream's replica keeps their order.
+   */
+  next(state: SessionState): { from: string; seq: number } {
     const bits = this.bits(state);
     bits.seq += 1;
-    return { kind: "update", sid, from: this.origin, seq: bits.seq, server, uri };
+    return { from: this.origin, seq: bits.seq };
+  }
+
+  /** The next relayed update of the session from this replica. */
+  update(sid: string, state: SessionState, server: string, uri: string): RelayedUpdate {
+    return { kind: "update", sid, ...this.next(state), server, uri };
   }
 
   /** True when `update` is new (not a repeat of one already heard from its replica). */
-  fresh(state: SessionState, update: RelayedUpdate): boolean {
+  fresh(state: SessionState, update: { from: string; seq: number }): boolean {
     const bits = this.bits(state);
     const last = bits.heard.get(update.from) ?? 0;
     if (update.seq <= last) return false;

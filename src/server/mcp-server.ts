@@ -293,7 +293,10 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
             task: { ttlMs: task.ttlMs, onStatus: task.update },
           }),
         options.era === "legacy"
-          ? (task) => server.notification({ method: "notifications/tasks/status", params: task })
+          ? (task) =>
+              memory.taskStatus
+                ? memory.taskStatus(task)
+                : server.notification({ method: "notifications/tasks/status", params: task })
           : undefined,
       );
       if ("task" in answer || answer.resultType === "task") return answer as never;

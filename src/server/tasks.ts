@@ -5,8 +5,9 @@
  *   meta-tool listed with `execution.taskSupport: "optional"`; a tools/call of `call` with
  *   `params.task` is answered at once with a `CreateTaskResult`, the call going on as a task;
  *   tasks/get, tasks/result (waits for the end; the call's result, with related-task `_meta`),
- *   tasks/list and tasks/cancel; `notifications/tasks/status` when a task ends (best effort: the
- *   spec has clients poll anyway).
+ *   tasks/list and tasks/cancel; `notifications/tasks/status` on each change of status (over
+ *   HTTP on the session's GET stream, legacy-task-status.ts; best effort: the spec has clients
+ *   poll anyway).
  * - 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`): declared in server/discover;
  *   for a client that declares it in its request's capabilities, a `call` still running after
  *   `taskAfter` is answered `resultType: "task"` (instead of the `mcpx://tasks/` handle others

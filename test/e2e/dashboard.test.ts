@@ -5,10 +5,11 @@
  * back). Screenshots at laptop and phone widths go to a temp folder, or to docs/ with
  * MCPX_SCREENSHOTS=docs.
  */
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../helpers/chromium.js";
 import {
   fixtureServer,
   newCacheHome,
@@ -24,17 +25,6 @@ import {
   type RunningHttp,
 } from "../helpers/proxy.js";
 
-const CHROMIUM = process.env.MCPX_CHROMIUM ?? "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const LAPTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const WAIT = { timeout: 15_000 };
@@ -48,17 +38,7 @@ let proxy: RunningHttp | undefined;
 let fixture: Awaited<ReturnType<typeof startHttpFixture>> | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No Chromium at ${CHROMIUM}: install Debian's (apt-get install -y chromium, as .ci/run does) or set MCPX_CHROMIUM.`,
-    );
-  }
-  // Chromium's own temp files land in a folder the test removes.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ARGS,
-    env: { ...process.env, TMPDIR: tempDir() },
-  });
+  browser = await launchChromium();
 });
 
 afterEach(async () => {

@@ -9,21 +9,27 @@
 import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type * as z from "zod";
-import { newClient } from "../helpers/clients.js";
-import { HttpRpc } from "../helpers/rpc.js";
-import { CreateTask, modern, rawTaskCall, Task, ToolResult } from "../helpers/tasks.js";
+import { describe, expect, it } from "vitest";
+import {
+  CreateTask,
+  legacyTasksHttp,
+  modern,
+  modernTasksHttp,
+  pollCompleted,
+  rawTaskCall,
+  recordStatuses,
+  statusClient,
+  taskRequest,
+  type TaskStatus,
+  ToolResult,
+} from "../helpers/tasks.js";
 import {
   eventually,
   fixtureServer,
-  startHttp,
   startStdio,
   tempDir,
   text,
   writeConfig,
-  type RunningHttp,
 } from "../helpers/proxy.js";
 
 interface Logged {
@@ -55,32 +61,12 @@ const slow = (ms: number, text: string) => ({
 });
 
 describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP", () => {
-  let mcpx: RunningHttp;
-  let client: Client;
-  let transport: StreamableHTTPClientTransport;
-  let other: Client;
-
-  beforeAll(async () => {
-    mcpx = await startHttp(config, [], {}, { era: "legacy" });
-    client = newClient("legacy", "tasks-client");
-    transport = new StreamableHTTPClientTransport(new URL(mcpx.url));
-    await client.connect(transport);
-    other = newClient("legacy", "other-client");
-    await other.connect(new StreamableHTTPClientTransport(new URL(mcpx.url)));
-    // Each client's upstream session opens on its first call: not what these tests time.
-    for (const c of [client, other]) await c.callTool(slow(1, `warm ${c === client}`));
-  });
-  afterAll(async () => {
-    await other?.close();
-    await client?.close();
-    await mcpx?.close();
-  });
-
-  const get = (c: Client, taskId: string) =>
-    c.request({ method: "tasks/get", params: { taskId } }, Task);
+  // Each client's upstream session opens on its first call: not what these tests time.
+  const env = legacyTasksHttp(config, (c, name) => c.callTool(slow(1, `warm ${name}`)));
+  const get = (c: Client, taskId: string) => taskRequest(c, "get", taskId);
 
   it("creates the task upstream, shows its status message, and gives its result by tasks/result", async () => {
-    const { task } = await rawTaskCall(mcpx.url, transport, {
+    const { task } = await rawTaskCall(env.mcpx.url, env.transport, {
       ...slow(1_500, "one"),
       task: { ttl: 60_000 },
     });
@@ -90,10 +76,10 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
     // mcpx's id, not the upstream's.
     expect(created?.taskId).not.toBe(task.taskId);
     // The upstream's "halfway" status message shows in the client's task.
-    let seen: z.infer<typeof Task> | undefined;
+    let seen: TaskStatus | undefined;
     await eventually(
       async () => {
-        seen = await get(client, task.taskId);
+        seen = await get(env.client, task.taskId);
         return seen.statusMessage === "halfway" || seen.status !== "working";
       },
       10_000,
@@ -101,36 +87,71 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
       50,
     );
     expect(seen).toMatchObject({ status: "working", statusMessage: "halfway" });
-    const result = await client.request(
-      { method: "tasks/result", params: { taskId: task.taskId } },
-      ToolResult,
-    );
+    const result = await taskRequest(env.client, "result", task.taskId, ToolResult);
     expect(text(result)).toBe("one");
     expect(result._meta?.["io.modelcontextprotocol/related-task"]).toEqual({
       taskId: task.taskId,
     });
     expect(JSON.stringify(result)).not.toContain(created!.taskId);
     expect(upstream("one").map((e) => e.event)).toEqual(["created", "halfway", "completed"]);
-    expect((await get(client, task.taskId)).status).toBe("completed");
+    expect((await get(env.client, task.taskId)).status).toBe("completed");
   });
 
-  it("keeps the task from another client, and cancels it upstream on the owner's tasks/cancel", async () => {
-    const { task } = await rawTaskCall(mcpx.url, transport, { ...slow(20_000, "two"), task: {} });
+  it("sends the task's statuses on the session's GET stream, in order, with mcpx's id; another session never hears them", async () => {
+    const owner = await statusClient(env.mcpx.url, "stream-owner");
+    const stranger = await statusClient(env.mcpx.url, "stream-stranger");
+    try {
+      const { task } = await rawTaskCall(env.mcpx.url, owner.transport, {
+        ...slow(600, "streamed"),
+        task: {},
+      });
+      await eventually(
+        () => owner.statuses.some((s) => s.status === "completed"),
+        15_000,
+        "the completed status on the GET stream",
+      );
+      expect(owner.statuses.map((s) => [s.taskId, s.status, s.statusMessage])).toEqual([
+        [task.taskId, "working", "halfway"],
+        [task.taskId, "completed", undefined],
+      ]);
+      // mcpx's id only: never the upstream's.
+      expect(upstream("streamed")[0]?.taskId).not.toBe(task.taskId);
+      // The stranger's own stream works (its own task's statuses arrive) and held none of the owner's.
+      const theirs = await rawTaskCall(env.mcpx.url, stranger.transport, {
+        ...slow(1, "stranger's"),
+        task: {},
+      });
+      await eventually(
+        () => stranger.statuses.some((s) => s.status === "completed"),
+        15_000,
+        "the stranger's own completed status",
+      );
+      expect(new Set(stranger.statuses.map((s) => s.taskId))).toEqual(
+        new Set([theirs.task.taskId]),
+      );
+    } finally {
+      await owner.client.close();
+      await stranger.client.close();
+    }
+  });
+
+  it("keeps the task from another env.client, and cancels it upstream on the owner's tasks/cancel", async () => {
+    const { task } = await rawTaskCall(env.mcpx.url, env.transport, {
+      ...slow(20_000, "two"),
+      task: {},
+    });
     await eventually(() => upstream("two").length > 0, 10_000, "created upstream");
-    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
-      await expect(
-        other.request({ method, params: { taskId: task.taskId } }, Task),
-      ).rejects.toThrow(/No task .* of this client/);
+    for (const method of ["get", "result", "cancel"] as const) {
+      await expect(taskRequest(env.other, method, task.taskId)).rejects.toThrow(
+        /No task .* of this client/,
+      );
     }
     // Nor by the upstream's own id.
     const upstreamId = upstream("two")[0]!.taskId;
-    await expect(get(client, upstreamId)).rejects.toThrow(/No task .* of this client/);
+    await expect(get(env.client, upstreamId)).rejects.toThrow(/No task .* of this client/);
     expect(upstream("two").map((e) => e.event)).toEqual(["created"]);
 
-    const cancelled = await client.request(
-      { method: "tasks/cancel", params: { taskId: task.taskId } },
-      Task,
-    );
+    const cancelled = await taskRequest(env.client, "cancel", task.taskId);
     expect(cancelled.status).toBe("cancelled");
     await eventually(
       () => upstream("two").some((e) => e.event === "cancelled"),
@@ -140,7 +161,7 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
   });
 
   it("runs a tool that only runs as a task for a plain call (the handle's path)", async () => {
-    const result = await client.callTool({
+    const result = await env.client.callTool({
       name: "call",
       arguments: { method: "jobs.needs", arguments: { text: "three" } },
     });
@@ -150,14 +171,14 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
   });
 
   it("for a plain call outliving taskAfter, the handle reads the upstream task's result", async () => {
-    const first = await client.callTool(slow(1_200, "four"));
+    const first = await env.client.callTool(slow(1_200, "four"));
     const meta = first._meta as Record<string, { uri?: string }> | undefined;
     const uri = meta?.["mcpx/task"]?.uri;
     expect(uri).toMatch(/^mcpx:\/\/tasks\//);
     let polled = "";
     await eventually(
       async () => {
-        polled = text(await client.callTool({ name: "resources", arguments: { uri } }));
+        polled = text(await env.client.callTool({ name: "resources", arguments: { uri } }));
         return !polled.includes("still running");
       },
       15_000,
@@ -170,49 +191,28 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
 });
 
 describe("tasks relayed to a task-capable upstream, 2026-07-28 client (tasks extension)", () => {
-  let mcpx: RunningHttp;
-  let rpc: HttpRpc;
-  let stranger: HttpRpc;
-
-  beforeAll(async () => {
-    mcpx = await startHttp(config, [], {}, { era: "modern" });
-    rpc = new HttpRpc(mcpx.url, "modern", "tasks-client");
-    stranger = new HttpRpc(mcpx.url, "modern", "stranger");
-    for (const c of [rpc, stranger]) {
-      await modern(c, "tools/call", slow(1, `warm modern ${c.name}`), {});
-    }
-  });
-  afterAll(async () => {
-    await mcpx?.close();
-  });
+  const env = modernTasksHttp(config, (c) =>
+    modern(c, "tools/call", slow(1, `warm modern ${c.name}`), {}),
+  );
 
   it("polls the task to its inlined result; a stranger never reaches it", async () => {
-    const answer = await modern(rpc, "tools/call", slow(1_500, "five"));
+    const answer = await modern(env.rpc, "tools/call", slow(1_500, "five"));
     expect(answer.result).toMatchObject({ resultType: "task", status: "working" });
     const taskId = answer.result?.taskId as string;
-    expect((await modern(stranger, "tasks/get", { taskId })).error?.code).toBe(-32602);
-    expect((await modern(stranger, "tasks/cancel", { taskId })).error?.code).toBe(-32602);
-    let polled: Record<string, unknown> | undefined;
-    await eventually(
-      async () => {
-        polled = (await modern(rpc, "tasks/get", { taskId })).result;
-        return polled?.status === "completed";
-      },
-      15_000,
-      "the task completed",
-      100,
-    );
+    expect((await modern(env.stranger, "tasks/get", { taskId })).error?.code).toBe(-32602);
+    expect((await modern(env.stranger, "tasks/cancel", { taskId })).error?.code).toBe(-32602);
+    const polled = await pollCompleted(env.rpc, taskId, 100);
     expect(text(polled?.result)).toBe("five");
     expect(upstream("five").map((e) => e.event)).toEqual(["created", "halfway", "completed"]);
     expect(upstream("five")[0]?.taskId).not.toBe(taskId);
   });
 
   it("cancels the upstream task on tasks/cancel", async () => {
-    const answer = await modern(rpc, "tools/call", slow(20_000, "six"));
+    const answer = await modern(env.rpc, "tools/call", slow(20_000, "six"));
     const taskId = answer.result?.taskId as string;
     expect(answer.result?.resultType).toBe("task");
-    expect((await modern(rpc, "tasks/cancel", { taskId })).error).toBeUndefined();
-    expect((await modern(rpc, "tasks/get", { taskId })).result?.status).toBe("cancelled");
+    expect((await modern(env.rpc, "tasks/cancel", { taskId })).error).toBeUndefined();
+    expect((await modern(env.rpc, "tasks/get", { taskId })).result?.status).toBe("cancelled");
     await eventually(
       () => upstream("six").some((e) => e.event === "cancelled"),
       10_000,
@@ -225,12 +225,7 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over stdio
   it("relays the upstream task's statuses as notifications/tasks/status", async () => {
     const mcpx = await startStdio(config, [], { era: "legacy" });
     try {
-      const statuses: z.infer<typeof Task>[] = [];
-      mcpx.client.setNotificationHandler(
-        "notifications/tasks/status",
-        { params: Task },
-        (params) => void statuses.push(params),
-      );
+      const statuses = recordStatuses(mcpx.client);
       const created = await mcpx.client.request(
         { method: "tools/call", params: { ...slow(600, "seven"), task: {} } },
         CreateTask,

@@ -4,7 +4,8 @@
  * the 2025 era. The level a client sets through one replica filters the log messages of calls
  * the other runs; resource updates made on the replica without the client's GET stream reach
  * that stream in order, for subscriptions made through either replica; a session active on one
- * replica is not ended for idleness by the other.
+ * replica is not ended for idleness by the other; a task's notifications/tasks/status from the
+ * replica running it reach the replica holding the session's GET stream, in order.
  *
  * Needs nginx and redis-server; skipped without them, except with MCPX_REQUIRE_NGINX=1 (.ci/run).
  */
@@ -18,6 +19,7 @@ import { findNginx, serialFetch, type RunningNginx } from "../helpers/nginx.js";
 import { fixtureServer, text, writeConfig } from "../helpers/proxy.js";
 import { findRedis, type RunningRedis } from "../helpers/redis.js";
 import { startReplicaSet, type Replica, type ReplicaSet } from "../helpers/replicas.js";
+import { rawTaskCall, statusClient } from "../helpers/tasks.js";
 
 const NGINX = findNginx();
 const REDIS = findRedis();
@@ -39,6 +41,8 @@ function config(redisUrl: string, description?: string) {
         session: "shared",
         ...(description && { description }),
       },
+      // Runs its tools as tasks, with a status message halfway (test/fixtures/upstreams/tasks.mjs).
+      jobs: fixtureServer("tasks.mjs"),
     },
     callers: { alice: "default" },
   };
@@ -154,6 +158,33 @@ describe.skipIf(!ready && !REQUIRED)(
         await eventually(() => updates.length >= 11 + i, 10_000, `the end of touch ${i + 1}`);
       }
       expect(updates.slice(10)).toEqual([last, last]);
+    });
+
+    it("brings a task's statuses from the replica running it to the one holding the GET stream, in order", async () => {
+      const alice = await statusClient(`${nginx!.base}/mcp/alice`, "legacy-client");
+      clients.push(alice.client);
+      const stream = alice.served.find((s) => s.http === "GET" && s.status === 200)!.replica;
+      const elsewhere = replicas.find((r) => !stream.endsWith(`:${r.port}`))!;
+      expect(stream.endsWith(`:${elsewhere.port}`)).toBe(false);
+      // The task call straight to the replica without the stream: its statuses must cross.
+      const { task } = await rawTaskCall(
+        `http://127.0.0.1:${elsewhere.port}/mcp/alice`,
+        alice.transport,
+        {
+          name: "call",
+          arguments: { method: "jobs.slow", arguments: { ms: 600, text: "crossing" } },
+          task: {},
+        },
+      );
+      await eventually(
+        () => alice.statuses.some((s) => s.status === "completed"),
+        15_000,
+        "the completed status on the other replica's GET stream",
+      );
+      expect(alice.statuses.map((s) => [s.taskId, s.status, s.statusMessage])).toEqual([
+        [task.taskId, "working", "halfway"],
+        [task.taskId, "completed", undefined],
+      ]);
     });
 
     it("keeps a session active on one replica alive on the other past sessionIdle", async () => {
