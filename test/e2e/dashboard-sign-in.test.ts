@@ -67,55 +67,63 @@ describe("the dashboard's Sign in in a real browser", () => {
       dir,
     );
     proxy = await startHttp(config, [], {}, { env: { XDG_STATE_HOME: state } });
-    const base = proxy.url.replace(/\/mcp$/, "");
-    const context = await browser!.newContext();
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on("pageerror", (err) => problems.push(err.message));
+    // mcpx writes its trust pins and sign-in under `dir`: it stops before the test's folder goes.
+    try {
+      const base = proxy.url.replace(/\/mcp$/, "");
+      const context = await browser!.newContext();
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on("pageerror", (err) => problems.push(err.message));
 
-    await page.goto(`${base}/`);
-    const row = (status: string) =>
-      page.locator(`#server-table tr[data-server="remote"][data-status="${status}"]`);
-    await row("needs sign-in").waitFor(WAIT);
-    // The server's detail (opened from its name) holds the button.
-    await row("needs sign-in").getByRole("button", { name: "remote" }).click();
-    await page.getByRole("button", { name: "Sign in to remote" }).click();
+      await page.goto(`${base}/`);
+      const row = (status: string) =>
+        page.locator(`#server-table tr[data-server="remote"][data-status="${status}"]`);
+      await row("needs sign-in").waitFor(WAIT);
+      // The server's detail (opened from its name) holds the button.
+      await row("needs sign-in").getByRole("button", { name: "remote" }).click();
+      await page.getByRole("button", { name: "Sign in to remote" }).click();
 
-    // The authorization server's own pages, as a person sees them.
-    await page.waitForURL((u) => u.origin === new URL(as!.issuer).origin, WAIT);
-    expect(await page.locator("h1").textContent()).toBe("Sign in");
-    await page.fill('input[name="login"]', "user-1");
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click("#sign-in");
-    await page.waitForSelector("#allow", WAIT);
-    expect(await page.locator("h1").textContent()).toBe("Allow access?");
-    await page.click("#allow");
-    await page.waitForURL(
-      (u) => u.hostname === "127.0.0.1" && u.pathname === "/callback" && u.origin !== base,
-      WAIT,
-    );
-    expect(await page.locator("body").textContent()).toContain("mcpx received the sign-in");
+      // The authorization server's own pages, as a person sees them.
+      await page.waitForURL((u) => u.origin === new URL(as!.issuer).origin, WAIT);
+      expect(await page.locator("h1").textContent()).toBe("Sign in");
+      await page.fill('input[name="login"]', "user-1");
+      await page.fill('input[name="password"]', PASSWORD);
+      await page.click("#sign-in");
+      await page.waitForSelector("#allow", WAIT);
+      expect(await page.locator("h1").textContent()).toBe("Allow access?");
+      await page.click("#allow");
+      await page.waitForURL(
+        (u) => u.hostname === "127.0.0.1" && u.pathname === "/callback" && u.origin !== base,
+        WAIT,
+      );
+      expect(await page.locator("body").textContent()).toContain("mcpx received the sign-in");
 
-    // Back on the dashboard: the same mcpx process now has the server, ready.
-    await page.goto(`${base}/`);
-    await row("ready").waitFor(WAIT);
-    expect(problems).toEqual([]);
-    await context.close();
+      // Back on the dashboard: the same mcpx process now has the server, ready.
+      await page.goto(`${base}/`);
+      await row("ready").waitFor(WAIT);
+      expect(problems).toEqual([]);
+      await context.close();
 
-    await eventually(
-      async () =>
-        text(await proxy!.client.callTool({ name: "describe", arguments: {} })).includes("whoami"),
-      15_000,
-      "remote's tools",
-    );
-    const whoami = await proxy.client.callTool({
-      name: "call",
-      arguments: { tool: "remote.whoami", arguments: {} },
-    });
-    expect(whoami.isError, text(whoami)).toBeFalsy();
-    expect(text(whoami)).toContain("user-1");
-    expect(as!.signIns()).toBe(1);
-    // No token reached mcpx's log.
-    expect(proxy.stderr()).not.toMatch(/access_token|refresh_token|eyJ[\w-]{20,}\./);
+      await eventually(
+        async () =>
+          text(await proxy!.client.callTool({ name: "describe", arguments: {} })).includes(
+            "whoami",
+          ),
+        15_000,
+        "remote's tools",
+      );
+      const whoami = await proxy.client.callTool({
+        name: "call",
+        arguments: { tool: "remote.whoami", arguments: {} },
+      });
+      expect(whoami.isError, text(whoami)).toBeFalsy();
+      expect(text(whoami)).toContain("user-1");
+      expect(as!.signIns()).toBe(1);
+      // No token reached mcpx's log.
+      expect(proxy.stderr()).not.toMatch(/access_token|refresh_token|eyJ[\w-]{20,}\./);
+    } finally {
+      await proxy.close();
+      proxy = undefined;
+    }
   }, 120_000);
 });
