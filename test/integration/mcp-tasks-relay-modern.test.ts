@@ -18,7 +18,7 @@ import { askingClient, connectHttp } from "../helpers/asking.js";
 import { newClient } from "../helpers/clients.js";
 import { attr, otlpReceiver, type OtlpSpan } from "../helpers/otlp.js";
 import { HttpRpc } from "../helpers/rpc.js";
-import { modern, rawTaskCall, Task, ToolResult } from "../helpers/tasks.js";
+import { modern, pollCompleted, rawTaskCall, Task, ToolResult } from "../helpers/tasks.js";
 import {
   eventually,
   fixtureServer,
@@ -240,16 +240,7 @@ describe("tasks relayed to a 2026-07-28 upstream, 2026-07-28 client (tasks exten
     const taskId = answer.result?.taskId as string;
     expect((await modern(stranger, "tasks/get", { taskId })).error?.code).toBe(-32602);
     expect((await modern(stranger, "tasks/cancel", { taskId })).error?.code).toBe(-32602);
-    let polled: Record<string, unknown> | undefined;
-    await eventually(
-      async () => {
-        polled = (await modern(rpc, "tasks/get", { taskId })).result;
-        return polled?.status === "completed";
-      },
-      15_000,
-      "the task completed",
-      100,
-    );
+    const polled = await pollCompleted(rpc, taskId, 100);
     expect(text(polled?.result)).toBe("m7");
     expect(upstream("m7").map((e) => e.event)).toEqual(["created", "halfway", "completed"]);
     expect(upstream("m7")[0]?.taskId).not.toBe(taskId);
