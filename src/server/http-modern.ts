@@ -10,7 +10,7 @@ import { ClientSubscriptions } from "./client-subscriptions.js";
 import type { ProxyContext } from "./context.js";
 import { listVersions } from "./handlers/env.js";
 import { listenedResources, subscribeListen } from "./handlers/subscriptions.js";
-import { whenEnded } from "./http-legacy.js";
+import { whenEnded } from "./http-messages.js";
 import { createDownstream, DEFAULT_CALLER } from "./mcp-server.js";
 import { describeTool } from "./tools/describe.js";
 

@@ -15,7 +15,8 @@ import { isRecord, textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
-import { LegacyEndpoint, rpcError } from "./http-legacy.js";
+import { LegacyEndpoint } from "./http-legacy.js";
+import { rpcError } from "./http-messages.js";
 import { ModernEndpoint } from "./http-modern.js";
 import {
   allowedHostnames,
