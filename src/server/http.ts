@@ -47,6 +47,8 @@ export interface HttpOptions {
   sessionMaxAgeMs?: number;
   /** The clock session ids are issued and checked with (tests). */
   now?: () => number;
+  /** How long a quick answer's headers wait to leave with it (default 10 ms; tests). */
+  headersHoldMs?: number;
   /** Connection caps and timeouts (defaults: DEFAULT_CONNECTION_LIMITS). */
   connections?: Partial<ConnectionLimits>;
   /** Throttling of failed bearer tokens, and its clock (defaults: DEFAULT_THROTTLE, Date.now). */
@@ -143,6 +145,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     maxSessions: MAX_SESSIONS,
     maxKeptServers: MAX_KEPT_SERVERS,
     now: options.now ?? Date.now,
+    ...(options.headersHoldMs !== undefined && { headersHoldMs: options.headersHoldMs }),
   });
   const app = express();
   app.disable("x-powered-by");
