@@ -1,7 +1,7 @@
 /**
  * V8 heap sizing for a long-running proxy (issue 30). By default V8 lets the old generation grow
  * to several times what is live before a full GC: mcpx's live heap stays near 30 MB under load,
- * yet its RSS climbed to ~250 MB. One flag, set before the proxy loads, bounds that: the old
+ * yet its RSS climbed to ~250 MB. One flag, set once the proxy serves (src/index.ts), bounds that: the old
  * generation may grow 20 % past what the last full GC kept (RSS after load ~240 → ~143 MB in
  * `npm run bench -- cpu`, at no CPU cost that bench could see).
  *

@@ -104,29 +104,44 @@ function requestView(req: IncomingMessage): Request {
 }
 
 /**
+ * How long an answer's status and headers may wait to leave in one write with the answer itself.
+ * Most calls end sooner: one write instead of three (headers, the opening comment, the answer,
+ * the end). A longer call's headers still reach its client within this.
+ */
+export const HEADERS_HOLD_MS = 10;
+
+/**
  * The open direct answers of one endpoint, kept alive by one timer for all of them (the SDK
- * arms one per answer).
+ * arms one per answer), and the answers whose headers are held, sent by one timer too.
  */
 export class DirectAnswers {
   private readonly open = new Set<DirectAnswer>();
+  private readonly held = new Set<DirectAnswer>();
   private timer?: NodeJS.Timeout;
+  private holdTimer?: NodeJS.Timeout;
 
-  /** Start answering `id` on `res`: status and headers go out now, frames as the server sends. */
+  constructor(private readonly holdMs = HEADERS_HOLD_MS) {}
+
+  /** Start answering `id` on `res`: status and headers go out with the answer, or within HEADERS_HOLD_MS. */
   begin(
     req: IncomingMessage,
     res: ServerResponse,
     id: Id,
     onEnd: (answered: boolean) => void,
   ): { exchange: DirectAnswer; extra: MessageExtraInfo } {
-    res.writeHead(200, SSE_HEADERS);
-    // The headers reach the client at once, before a long call's first event.
-    res.write(": open\n\n");
     const exchange = new DirectAnswer(res, id, (answered) => {
       this.open.delete(exchange);
+      this.held.delete(exchange);
       if (this.open.size === 0) this.stopTimer();
       onEnd(answered);
     });
     this.open.add(exchange);
+    this.held.add(exchange);
+    this.holdTimer ??= setTimeout(() => {
+      this.holdTimer = undefined;
+      for (const answer of this.held) answer.opened();
+      this.held.clear();
+    }, this.holdMs);
     this.timer ??= setInterval(() => {
       for (const answer of this.open) answer.keepAlive();
     }, KEEP_ALIVE_MS).unref();
@@ -142,6 +157,8 @@ export class DirectAnswers {
   private stopTimer(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
   }
 }
 
@@ -155,6 +172,8 @@ export class DirectAnswer implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   private done = false;
+  /** Whether the status and headers went out. */
+  private headersSent = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -170,23 +189,36 @@ export class DirectAnswer implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.done) return Promise.resolve();
-    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    const frame = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
     // The SessionTransport hands over only this request's messages: a result or error is its answer.
     const m = message as { id?: unknown; result?: unknown; error?: unknown };
     if (m.id === this.id && (m.result !== undefined || m.error !== undefined)) {
-      this.res.end();
+      // Status, headers, the answer and the end: one write when the headers were still held.
+      if (!this.headersSent) this.writeHead();
+      this.res.end(frame);
       this.finish(true);
+    } else {
+      this.opened();
+      this.res.write(frame);
     }
     return Promise.resolve();
   }
 
+  /** Send the status and headers now, with a comment so they reach the client before any event. */
+  opened(): void {
+    if (this.done || this.headersSent) return;
+    this.writeHead();
+    this.res.write(": open\n\n");
+  }
+
   keepAlive(): void {
-    if (!this.done) this.res.write(": keepalive\n\n");
+    if (!this.done && this.headersSent) this.res.write(": keepalive\n\n");
   }
 
   /** End the answer now (the stream ends; its handler, if still running, is abandoned). */
   end(): void {
     if (this.done) return;
+    if (!this.headersSent) this.writeHead();
     this.res.end();
     this.finish(false);
   }
@@ -194,6 +226,11 @@ export class DirectAnswer implements Transport {
   close(): Promise<void> {
     this.end();
     return Promise.resolve();
+  }
+
+  private writeHead(): void {
+    this.headersSent = true;
+    if (!this.res.headersSent) this.res.writeHead(200, SSE_HEADERS);
   }
 
   private finish(answered: boolean): void {

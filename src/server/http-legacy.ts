@@ -54,6 +54,8 @@ export interface LegacyOptions {
   /** Sessions whose SDK server this replica keeps between requests (session-servers.ts). */
   maxKeptServers: number;
   now: () => number;
+  /** How long a direct answer's headers may wait for the answer (default HEADERS_HOLD_MS; tests). */
+  headersHoldMs?: number;
 }
 
 interface Served {
@@ -79,7 +81,7 @@ export class LegacyEndpoint {
   /** Session state shared with other replicas (with Redis only; legacy-replicas.ts). */
   private readonly sharing?: SessionSharing;
   /** Requests answered straight on node's response (http-direct.ts). */
-  private readonly answering = new DirectAnswers();
+  private readonly answering: DirectAnswers;
   /** Where sessions' task statuses go: their GET stream, here or (Redis) on another replica. */
   private readonly taskStatuses: LegacyTaskStatuses;
 
@@ -88,6 +90,7 @@ export class LegacyEndpoint {
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
+    this.answering = new DirectAnswers(options.headersHoldMs);
     this.answers = new LegacyAnswers(ctx, (sid) => !!this.tokens.verify(sid, options.now()));
     this.servers = new SessionServers(ctx, this.answers.routes, options.maxKeptServers);
     // A session that ends here takes its upstream sessions (the `client` policy) and its kept

@@ -3,7 +3,7 @@
  * Security checks (Host, Origin, bearer tokens) come first (src/auth/http-security.ts); then each request
  * goes to the endpoint of its era: 2026-07-28 (http-modern.ts) or 2025 (http-legacy.ts).
  */
-import { createServer, type Server as NodeServer } from "node:http";
+import { createServer, type RequestListener, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
@@ -15,6 +15,7 @@ import { isRecord, textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
+import { fastFront, PARSE_ERROR_MESSAGE, TOO_DEEP_MESSAGE } from "./http-fast.js";
 import { LegacyEndpoint } from "./http-legacy.js";
 import { rpcError } from "./http-messages.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -47,6 +48,8 @@ export interface HttpOptions {
   sessionMaxAgeMs?: number;
   /** The clock session ids are issued and checked with (tests). */
   now?: () => number;
+  /** How long a quick answer's headers wait to leave with it (default 10 ms; tests). */
+  headersHoldMs?: number;
   /** Connection caps and timeouts (defaults: DEFAULT_CONNECTION_LIMITS). */
   connections?: Partial<ConnectionLimits>;
   /** Throttling of failed bearer tokens, and its clock (defaults: DEFAULT_THROTTLE, Date.now). */
@@ -143,6 +146,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     maxSessions: MAX_SESSIONS,
     maxKeptServers: MAX_KEPT_SERVERS,
     now: options.now ?? Date.now,
+    ...(options.headersHoldMs !== undefined && { headersHoldMs: options.headersHoldMs }),
   });
   const app = express();
   app.disable("x-powered-by");
@@ -168,10 +172,14 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   app.use(errorRoute(ctx));
 
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
-  const { server, port, portChanged } = await listen(app, options, limits).catch((err: unknown) => {
-    dashboard.close();
-    throw err;
-  });
+  // A session's plain request to /mcp is served in front of the app (http-fast.ts).
+  const front = fastFront(ctx, allowed, legacy, app);
+  const { server, port, portChanged } = await listen(front, options, limits).catch(
+    (err: unknown) => {
+      dashboard.close();
+      throw err;
+    },
+  );
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/mcp`;
   return {
     url,
@@ -409,15 +417,8 @@ function errorRoute(ctx: ProxyContext) {
       next(err);
       return;
     }
-    if (type === TOO_DEEP)
-      jsonRpcError(
-        res,
-        400,
-        -32600,
-        `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`,
-      );
-    else if (type === "entity.parse.failed")
-      jsonRpcError(res, 400, -32700, "Parse error: the body is not valid JSON.");
+    if (type === TOO_DEEP) jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE);
+    else if (type === "entity.parse.failed") jsonRpcError(res, 400, -32700, PARSE_ERROR_MESSAGE);
     else if (type === "entity.too.large")
       jsonRpcError(
         res,
@@ -451,7 +452,7 @@ function clientError(err: unknown): boolean {
 
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */
 async function listen(
-  app: express.Express,
+  app: RequestListener,
   { host, port }: HttpOptions,
   limits: ConnectionLimits,
 ): Promise<{ server: NodeServer; port: number; portChanged: boolean }> {
@@ -467,7 +468,7 @@ async function listen(
 }
 
 function bind(
-  app: express.Express,
+  app: RequestListener,
   host: string,
   port: number,
   limits: ConnectionLimits,

@@ -123,6 +123,56 @@ describe("a request whose era cannot be told", () => {
   });
 });
 
+/**
+ * The same bodies in a live session: such requests are read in front of the Express app
+ * (src/server/http-fast.ts) and must be answered exactly as the app answers them.
+ */
+describe("a session's request with a bad body, read in front of the app", () => {
+  const deep = `${"[".repeat(101)}${"]".repeat(101)}`;
+  it.each([
+    ["not JSON", "{not json", 400, -32700, /^Parse error: the body is not valid JSON\.$/],
+    ["JSON that is not an object or array", '"x"', 400, -32700, /^Parse error/],
+    ["nested too deep", deep, 400, -32600, /more than 100 levels deep/],
+  ])("%s: the app's answer", async (_what, body, status, code, message) => {
+    const sid = await openSession();
+    const inSession = await post(body, { "mcp-session-id": sid });
+    expect(inSession).toMatchObject({ status, code });
+    expect(inSession.message).toMatch(message);
+  });
+
+  it("a JSON body in charset latin1, or compressed: 415 from the app", async () => {
+    const sid = await openSession();
+    const latin1 = await post(LIST, {
+      "mcp-session-id": sid,
+      "content-type": "application/json; charset=latin1",
+    });
+    expect(latin1).toMatchObject({ status: 415, code: -32600 });
+    const compressed = await post(LIST, { "mcp-session-id": sid, "content-encoding": "gzip" });
+    expect(compressed.status).toBe(400);
+  });
+
+  it("a byte-order mark, a charset of utf-8, and good JSON the app serves (a notification, a batch)", async () => {
+    const sid = await openSession();
+    const bom = await post(`\ufeff${JSON.stringify(LIST)}`, { "mcp-session-id": sid });
+    expect(bom.status).toBe(200);
+    expect(bom.message).toContain('"name":"describe"');
+    const utf8 = await post(LIST, {
+      "mcp-session-id": sid,
+      "content-type": "application/json; charset=UTF-8",
+    });
+    expect(utf8.message).toContain('"name":"describe"');
+    const note = await fetch(http.url, {
+      method: "POST",
+      headers: { ...JSON_HEADERS, "mcp-session-id": sid },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    expect(note.status).toBe(202);
+    const batch = await post([LIST], { "mcp-session-id": sid });
+    expect(batch.status).toBe(200);
+    expect(batch.message).toContain('"name":"describe"');
+  });
+});
+
 describe("unsupported protocol versions", () => {
   it("in the envelope: 400, -32022 naming the supported version", async () => {
     const a = await post(

@@ -3,6 +3,7 @@
  * response, and that what it answers on the wire is what the SDK's transport answered.
  */
 import type { IncomingMessage } from "node:http";
+import { connect } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -69,6 +70,10 @@ describe("directRequest", () => {
 describe("on the wire", () => {
   let proxy: Proxy;
   let http: HttpHandle;
+  /** The same, holding a quick answer's headers up to a minute (the default is 10 ms). */
+  let held: HttpHandle;
+  /** Ends the `wait` tool's call. */
+  let release: () => void = () => undefined;
   beforeAll(async () => {
     proxy = memoryProxy({
       s: () => {
@@ -76,20 +81,36 @@ describe("on the wire", () => {
         server.registerTool("echo", { inputSchema: { text: z.string() } }, ({ text }) => ({
           content: [{ type: "text", text }],
         }));
+        // An upstream that takes a moment: long enough for a client to read what came before.
+        server.registerTool("slow", { inputSchema: { text: z.string() } }, async ({ text }) => {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          return { content: [{ type: "text", text }] };
+        });
+        server.registerTool(
+          "wait",
+          {},
+          () =>
+            new Promise((resolve) => {
+              release = () => resolve({ content: [{ type: "text", text: "done" }] });
+            }),
+        );
         return server;
       },
     });
     await proxy.start();
     http = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0 });
+    held = await serveHttp(proxy.context, { host: "127.0.0.1", port: 0, headersHoldMs: 60_000 });
   });
   afterAll(async () => {
+    await held?.close();
     await http?.close();
     await proxy?.close();
   });
 
-  it("answers a session's call as an SSE stream: the open comment, then the result event", async () => {
+  /** A new session's id. */
+  async function session(url = http.url): Promise<string> {
     const { "mcp-session-id": _, ...headers } = HEADERS;
-    const init = await fetch(http.url, {
+    const init = await fetch(url, {
       method: "POST",
       headers,
       body: JSON.stringify(INITIALIZE),
@@ -97,23 +118,46 @@ describe("on the wire", () => {
     await init.text();
     const sid = init.headers.get("mcp-session-id")!;
     expect(sid).toBeTruthy();
-    const call = {
-      jsonrpc: "2.0",
-      id: "c1",
-      method: "tools/call",
-      params: { name: "call", arguments: { method: "s.echo", arguments: { text: "hi" } } },
-    };
-    const res = await fetch(http.url, {
-      method: "POST",
-      headers: { ...headers, "mcp-session-id": sid },
-      body: JSON.stringify(call),
+    return sid;
+  }
+
+  const callOf = (id: string, method: string, args: Record<string, unknown> = {}) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "call", arguments: { method, arguments: args } },
+  });
+
+  it("answers a session's quick call as an SSE stream: status, headers, the result event and the end in one write", async () => {
+    const sid = await session(held.url);
+    const body = JSON.stringify(callOf("c1", "s.slow", { text: "hi" }));
+    const { port } = new URL(held.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    const chunks: string[] = [];
+    const ended = new Promise<void>((resolve, reject) => {
+      socket.on("data", (chunk: Buffer) => {
+        chunks.push(chunk.toString());
+        // The chunked body's last chunk: the answer is complete.
+        if (chunks.join("").endsWith("0\r\n\r\n")) resolve();
+      });
+      socket.once("error", reject);
     });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toBe("text/event-stream");
-    expect(res.headers.get("cache-control")).toBe("no-cache, no-transform");
-    const text = await res.text();
-    expect(text.startsWith(": open\n\n")).toBe(true);
-    const data = /^event: message\ndata: (.*)$/m.exec(text)?.[1];
+    const head = Object.entries({ ...HEADERS, "mcp-session-id": sid })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("");
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await ended;
+    socket.destroy();
+    // One write (one read here, on loopback): before, the headers and an open comment came
+    // first, then the answer, then the end, three system calls per call.
+    expect(chunks).toHaveLength(1);
+    const [response = ""] = chunks;
+    expect(response).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(response).toMatch(/\r\ncontent-type: text\/event-stream\r\n/i);
+    expect(response).toMatch(/\r\ncache-control: no-cache, no-transform\r\n/i);
+    const data = /^event: message\ndata: (.*)$/m.exec(response)?.[1];
     const answer = JSON.parse(data ?? "{}") as {
       id?: unknown;
       result?: { content: { text: string }[] };
@@ -121,6 +165,25 @@ describe("on the wire", () => {
     expect(answer.id).toBe("c1");
     expect(answer.result?.content[0]?.text).toBe("hi");
     // The stream ended with the answer, and the session serves the next call.
-    expect(http.sessionCount).toBe(1);
+    expect(held.sessionCount).toBe(1);
+  });
+
+  it("sends a long call's headers and an open comment before its answer", async () => {
+    const sid = await session();
+    const { "mcp-session-id": _, ...headers } = HEADERS;
+    const res = await fetch(http.url, {
+      method: "POST",
+      headers: { ...headers, "mcp-session-id": sid },
+      body: JSON.stringify(callOf("c2", "s.wait")),
+    });
+    // fetch resolved on the headers alone: the call is still running.
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    release();
+    const text = await res.text();
+    expect(text.startsWith(": open\n\n")).toBe(true);
+    const data = /^event: message\ndata: (.*)$/m.exec(text)?.[1];
+    const answer = JSON.parse(data ?? "{}") as { id?: unknown; result?: unknown };
+    expect(answer).toMatchObject({ id: "c2", result: { content: [{ text: "done" }] } });
   });
 });

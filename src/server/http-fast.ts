@@ -1,0 +1,151 @@
+/**
+ * The front of the HTTP server: a 2025-era session's single request to `/mcp` (a `tools/call`,
+ * most often), when nothing about it needs the Express app, is read and served without it
+ * (Express's routing, its request and response decoration and body-parser were about a tenth of
+ * mcpx's CPU per call). Everything else goes to the app untouched, as it arrives.
+ *
+ * Only a request the app would pass through the same checks with no other outcome is taken: no
+ * `auth` configured, no Origin, a Host the app allows, a UTF-8 JSON body of a declared length
+ * within the limit, uncompressed. Its body is then read and checked here as body-parser and the
+ * app's error route would (depth first, then JSON), with the same answers. A body that is good
+ * JSON but not one the direct path serves (http-direct.ts) goes on to the app already parsed:
+ * body-parser leaves a request whose body was read as it is.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { isJsonContentType, validateHostHeader } from "@modelcontextprotocol/server";
+import { errorMessage } from "../errors.js";
+import { textNestsDeeper } from "../json.js";
+import { LIMITS } from "../limits.js";
+import type { ProxyContext } from "./context.js";
+import type { LegacyEndpoint } from "./http-legacy.js";
+import { authInfoFor, cleanCaller } from "./mcp-server.js";
+
+/** The only charset a fast request may name: what body-parser decodes it with anyway. */
+const UTF8 = /^\s*charset\s*=\s*"?utf-8"?\s*$/i;
+
+/** Where the app's error route and body-parser agree: the answers to a body they refuse. */
+export const TOO_DEEP_MESSAGE = `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`;
+export const PARSE_ERROR_MESSAGE = "Parse error: the body is not valid JSON.";
+
+/** The app, with a session's plain requests to `/mcp` served in front of it. */
+export function fastFront(
+  ctx: ProxyContext,
+  allowedHosts: string[],
+  legacy: LegacyEndpoint,
+  app: RequestListener,
+): RequestListener {
+  return (req, res) => {
+    const length = fastLength(ctx, allowedHosts, req);
+    if (length === undefined) {
+      app(req, res);
+      return;
+    }
+    readBody(req, length).then(
+      (body) => serve(ctx, legacy, app, req, res, body),
+      () => {
+        // The client went away or sent less than it declared: what the app's error route says.
+        if (!res.headersSent)
+          answerError(res, 400, -32600, "Bad request: the body could not be read.");
+      },
+    );
+  };
+}
+
+/** The declared body length of a request the front may take, or undefined. */
+function fastLength(
+  ctx: ProxyContext,
+  allowedHosts: string[],
+  req: IncomingMessage,
+): number | undefined {
+  if (req.method !== "POST" || req.url !== "/mcp" || ctx.config.auth !== undefined) return;
+  const h = req.headers;
+  if (h.origin !== undefined || typeof h["mcp-session-id"] !== "string") return;
+  if (h["transfer-encoding"] !== undefined) return;
+  const encoding = h["content-encoding"];
+  if (encoding !== undefined && encoding.toLowerCase() !== "identity") return;
+  const type = h["content-type"];
+  if (type === undefined || !isJsonContentType(type)) return;
+  const params = type.split(";").slice(1);
+  if (params.some((p) => p.trim() !== "" && !UTF8.test(p))) return;
+  const declared = h["content-length"];
+  if (declared === undefined || !/^\d{1,9}$/.test(declared)) return;
+  const length = Number(declared);
+  if (length === 0 || length > LIMITS.httpBodyBytes) return;
+  if (!validateHostHeader(h.host, allowedHosts).ok) return;
+  return length;
+}
+
+/** The body, once `length` bytes arrived and the request ended. */
+function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    req.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    });
+    req.once("end", () => {
+      if (received === length) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      else reject(new Error("body length differs from Content-Length"));
+    });
+    req.once("error", reject);
+    req.once("aborted", () => reject(new Error("aborted")));
+  });
+}
+
+async function serve(
+  ctx: ProxyContext,
+  legacy: LegacyEndpoint,
+  app: RequestListener,
+  req: IncomingMessage,
+  res: ServerResponse,
+  raw: Buffer,
+): Promise<void> {
+  // body-parser: the verify step (depth) sees the raw body first, then JSON.parse (strict: an
+  // object or array), the text decoded as UTF-8 without a byte-order mark.
+  if (textNestsDeeper(raw, LIMITS.messageDepth)) {
+    answerError(res, 400, -32600, TOO_DEEP_MESSAGE);
+    return;
+  }
+  const body = parseStrict(raw.toString("utf8"));
+  if (body === undefined) {
+    answerError(res, 400, -32700, PARSE_ERROR_MESSAGE);
+    return;
+  }
+  (req as IncomingMessage & { body?: unknown }).body = body;
+  try {
+    const caller = cleanCaller(headerText(req.headers["x-mcpx-caller"]));
+    if (await legacy.direct(req, res, body, authInfoFor(caller, false))) return;
+  } catch (err) {
+    ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
+    if (!res.headersSent) answerError(res, 500, -32603, "Internal error");
+    return;
+  }
+  app(req, res);
+}
+
+/** JSON as body-parser's strict mode reads it: an object or an array, else undefined. */
+function parseStrict(text: string): unknown {
+  const trimmed = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const first = /^[ \t\n\r]*(.)/s.exec(trimmed)?.[1];
+  if (first !== "{" && first !== "[") return undefined;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** A JSON-RPC error answer, as the app's `jsonRpcError` writes it. */
+function answerError(res: ServerResponse, status: number, code: number, message: string): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}
