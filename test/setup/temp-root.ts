@@ -8,10 +8,18 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
+/** Set while a run's root exists: the projects (vitest.config.ts) each run this setup too. */
+const ROOT_MARK = "MCPX_TEST_TEMP_ROOT";
+
 export default function setup(): () => void {
+  // One root per run, not one inside another per project: a path nested three roots deep left
+  // Chromium's singleton socket path longer than a socket path may be.
+  if (process.env[ROOT_MARK] !== undefined && process.env[ROOT_MARK] === process.env.TMPDIR)
+    return () => undefined;
   const root = mkdtempSync(path.join(tmpdir(), "mcpx-run-"));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = root;
+  process.env[ROOT_MARK] = root;
   // The last line of defence for mcpx's catalog cache: a spawn that inherits this environment
   // and was given no cache folder of its own (the helpers give one per spawn) writes here, never
   // to the user's ~/.cache. Ours, so not counted as left behind.
@@ -23,6 +31,7 @@ export default function setup(): () => void {
   const previousState = process.env.XDG_STATE_HOME;
   process.env.XDG_STATE_HOME = path.join(root, stateHome);
   return () => {
+    delete process.env[ROOT_MARK];
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     if (previousCache === undefined) delete process.env.XDG_CACHE_HOME;
