@@ -55,14 +55,18 @@ async function normalLatency(n = 5): Promise<number> {
   return times.sort((a, b) => a - b)[Math.floor(n / 2)]!;
 }
 
-/** While `attack` runs, get-sum keeps answering: each within a generous multiple of normal. */
+/**
+ * While `attack` runs, get-sum keeps answering: each within a generous multiple of normal, and
+ * at most 1.5 s (a select on the main thread would hold it for its whole run, ~40 s; a clean-clone
+ * CI run once saw two calls of ~1.0 s on 2 busy cores as a stopped select's worker went).
+ */
 async function servedDuring(attack: Promise<unknown>, normal: number): Promise<number[]> {
   let over = false;
   void attack.finally(() => (over = true));
   const times: number[] = [];
   // At least three, and on while the attack lasts.
   while (times.length < 3 || (!over && times.length < 50)) times.push(await sum());
-  const bound = Math.max(1_000, 20 * normal);
+  const bound = Math.max(1_500, 20 * normal);
   expect(Math.max(...times), `get-sum took ${times.join(", ")} ms; normal ${normal}`).toBeLessThan(
     bound,
   );
