@@ -297,6 +297,15 @@ export class LegacyEndpoint {
     const { sid, state } = session;
     const body = options.parsedBody;
     const messages: unknown[] = Array.isArray(body) ? body : [body];
+    // An initialize in a live session, well-formed or not (the fuzz found a malformed one reaching
+    // the session's server, which answered -32603 as if it were our bug).
+    if (messages.some((m) => isRecord(m) && m.method === "initialize" && "id" in m)) {
+      return rpcError(
+        400,
+        -32600,
+        "Invalid Request: this session is already initialized. Send initialize without Mcp-Session-Id to open a new session.",
+      );
+    }
     for (const id of cancelledIds(messages)) {
       const end = state.calls.get(id);
       // Not running here: it may run on another replica, which hears it through Redis.

@@ -140,6 +140,14 @@ describe("a session's request with a bad body, read in front of the app", () => 
     expect(inSession.message).toMatch(message);
   });
 
+  it("a malformed initialize in a live session: 400, -32600, never -32603 (found by the HTTP fuzz)", async () => {
+    const sid = await openSession();
+    const bad = { jsonrpc: "2.0", id: 0, method: "initialize", params: { name: "describe" } };
+    const a = await post(bad, { "mcp-session-id": sid });
+    expect(a).toMatchObject({ status: 400, code: -32600 });
+    expect(a.message).toMatch(/already initialized/);
+  });
+
   it("a JSON body in charset latin1, or compressed: 415 from the app", async () => {
     const sid = await openSession();
     const latin1 = await post(LIST, {
