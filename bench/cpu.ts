@@ -36,15 +36,23 @@ const WARMUP = 500;
 const CLIENTS = 32;
 const ROUNDS = Number(process.env.MCPX_BENCH_CPU_ROUNDS ?? 3);
 const NODE_ARGS = (process.env.MCPX_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-/** Quiet after the upstreams are ready, before the idle reading. */
+/** Quiet after the upstreams are ready, before the first idle reading. */
 const SETTLE_MS = 2_000;
+/**
+ * Quiet before the settled readings of mcpx (after start, and after the calls): mcpx gives memory
+ * back once idle for two of its 5 s looks (src/heap.ts, IdleTrim).
+ */
+const SETTLED_MS = 20_000;
 const TARGET = { idleMb: 70, afterMb: 120 };
 
 interface Round {
   arm: "mcpx" | "mcpx, V8 defaults" | "echo server";
   round: number;
   idleMb: number;
+  /** mcpx only: RSS `SETTLED_MS` after ready, and `SETTLED_MS` after the calls (clients connected). */
+  settledMb?: number;
   afterMb: number;
+  afterSettledMb?: number;
   peakMb: number;
   cpuPerCallMs: number;
 }
@@ -81,6 +89,7 @@ async function measure(
   round: number,
   server: Proc & { url: string },
   viaMcpx: boolean,
+  settle = false,
 ): Promise<Round> {
   const arms: (Arm & { close(): Promise<void> })[] = [];
   try {
@@ -89,17 +98,22 @@ async function measure(
     if (viaMcpx) await untilReady(first.client);
     await sleep(SETTLE_MS);
     const idle = memoryKb(server.pid).rssKb;
+    if (settle) await sleep(SETTLED_MS - SETTLE_MS);
+    const settled = memoryKb(server.pid).rssKb;
     for (let i = 1; i < CLIENTS; i++) arms.push(await httpArm(server.url, viaMcpx));
     await spread(arms, WARMUP);
     const cpuBefore = cpuMs(server.pid);
     await spread(arms, CALLS);
     const cpu = cpuMs(server.pid) - cpuBefore;
     const after = memoryKb(server.pid);
+    if (settle) await sleep(SETTLED_MS);
+    const afterSettled = memoryKb(server.pid).rssKb;
     return {
       arm: label,
       round,
       idleMb: idle / 1024,
       afterMb: after.rssKb / 1024,
+      ...(settle ? { settledMb: settled / 1024, afterSettledMb: afterSettled / 1024 } : {}),
       peakMb: after.peakKb / 1024,
       cpuPerCallMs: cpu / CALLS,
     };
@@ -134,6 +148,7 @@ async function mcpxRound(dir: string, round: number, v8Defaults: boolean): Promi
     round,
     { ...p, url: p.match[1]! },
     true,
+    !v8Defaults,
   );
 }
 
@@ -150,7 +165,7 @@ export async function runCpuBench(): Promise<BenchSection> {
       rounds.push(await measure("echo server", r + 1, await startEchoHttp(), false));
       const last = rounds.slice(-3);
       console.error(
-        `bench cpu: round ${r + 1}: ${last.map((x) => `${x.arm} ${x.cpuPerCallMs.toFixed(3)} ms/call, RSS ${x.idleMb.toFixed(1)} → ${x.afterMb.toFixed(1)} MB`).join("; ")}`,
+        `bench cpu: round ${r + 1}: ${last.map((x) => `${x.arm} ${x.cpuPerCallMs.toFixed(3)} ms/call, RSS ${x.idleMb.toFixed(1)} (settled ${x.settledMb?.toFixed(1) ?? "—"}) → ${x.afterMb.toFixed(1)} (settled ${x.afterSettledMb?.toFixed(1) ?? "—"}) MB`).join("; ")}`,
       );
     }
   } finally {
@@ -170,14 +185,19 @@ function render(rounds: Round[], load: number[], ms: number): string {
   const mcpx = of("mcpx");
   const defaults = of("mcpx, V8 defaults");
   const echo = of("echo server");
+  const mb = (x: number | undefined) => (x === undefined ? "—" : x.toFixed(1));
   const row = (r: Round) => [
     `${r.arm}, round ${r.round}`,
     r.cpuPerCallMs.toFixed(3),
-    r.idleMb.toFixed(1),
-    r.afterMb.toFixed(1),
-    r.peakMb.toFixed(1),
+    mb(r.idleMb),
+    mb(r.settledMb),
+    mb(r.afterMb),
+    mb(r.afterSettledMb),
+    mb(r.peakMb),
   ];
-  const idle = med(mcpx.map((r) => r.idleMb));
+  const start = med(mcpx.map((r) => r.idleMb));
+  const idle = med(mcpx.map((r) => r.settledMb ?? r.idleMb));
+  const afterIdle = med(mcpx.map((r) => r.afterSettledMb ?? r.afterMb));
   const after = med(mcpx.map((r) => r.afterMb));
   const cpu = med(mcpx.map((r) => r.cpuPerCallMs));
   const floor = med(echo.map((r) => r.cpuPerCallMs));
@@ -189,18 +209,27 @@ function render(rounds: Round[], load: number[], ms: number): string {
   return [
     "Reproduce with `npm run bench -- cpu`.",
     "",
-    `CPU time (utime + stime from /proc/<pid>/stat, 10 ms ticks) the server process spends per call over ${CALLS.toLocaleString("en-US")} calls after ${WARMUP} warm-up calls, and its resident memory (VmRSS) idle and after those calls, with ${CLIENTS} SDK streamable-HTTP clients calling echo back to back. "mcpx": the built mcpx over HTTP with the minimal echo server as a shared stdio upstream beside server-everything and server-memory (three upstreams; idle is read ${SETTLE_MS / 1000} s after they are ready). "mcpx, V8 defaults": the same with \`${V8_DEFAULTS.join(" ")}\` on node's command line, V8's own heap sizing, which mcpx otherwise replaces (src/heap.ts). "echo server": the same minimal SDK server over HTTP on its own (one SDK server per session): the floor. ${ROUNDS} rounds, the arms interleaved; load average (1 min) at each round's start: ${load.map((l) => l.toFixed(1)).join(", ")}. These figures hold on a loaded machine; calls per second do not.`,
+    `CPU time (utime + stime from /proc/<pid>/stat, 10 ms ticks) the server process spends per call over ${CALLS.toLocaleString("en-US")} calls after ${WARMUP} warm-up calls, and its resident memory (VmRSS) idle and after those calls, with ${CLIENTS} SDK streamable-HTTP clients calling echo back to back. "mcpx": the built mcpx over HTTP with the minimal echo server as a shared stdio upstream beside server-everything and server-memory (three upstreams; RSS is read ${SETTLE_MS / 1000} s after they are ready, "settled" ${SETTLED_MS / 1000} s after, once mcpx has given back what start-up took (src/heap.ts, IdleTrim), and again ${SETTLED_MS / 1000} s after the calls, the clients still connected). "mcpx, V8 defaults": the same with \`${V8_DEFAULTS.join(" ")}\` on node's command line, V8's own heap sizing, which mcpx otherwise replaces (src/heap.ts). "echo server": the same minimal SDK server over HTTP on its own (one SDK server per session): the floor. ${ROUNDS} rounds, the arms interleaved; load average (1 min) at each round's start: ${load.map((l) => l.toFixed(1)).join(", ")}. These figures hold on a loaded machine; calls per second do not.`,
     "",
     table(
-      ["arm, round", "CPU ms/call", "RSS idle MB", "RSS after MB", "peak RSS MB"],
+      [
+        "arm, round",
+        "CPU ms/call",
+        "RSS 2 s after ready MB",
+        "RSS settled MB",
+        "RSS after calls MB",
+        "RSS settled after calls MB",
+        "peak RSS MB",
+      ],
       [...rounds.map(row)],
     ),
     "",
     table(
       ["metric (median of rounds)", "value", "target", "status"],
       [
+        ["mcpx RSS 2 s after its upstreams are ready", `${start.toFixed(1)} MB`, "—", "—"],
         [
-          "mcpx RSS idle, 3 upstreams",
+          "mcpx RSS idle, 3 upstreams (settled)",
           `${idle.toFixed(1)} MB`,
           `≤ ${TARGET.idleMb} MB`,
           verdict(idle, TARGET.idleMb),
@@ -210,6 +239,12 @@ function render(rounds: Round[], load: number[], ms: number): string {
           `${after.toFixed(1)} MB`,
           `≤ ${TARGET.afterMb} MB`,
           verdict(after, TARGET.afterMb),
+        ],
+        [
+          `mcpx RSS ${SETTLED_MS / 1000} s after the calls (clients connected)`,
+          `${afterIdle.toFixed(1)} MB`,
+          "—",
+          "—",
         ],
         ["mcpx CPU per call", `${cpu.toFixed(3)} ms`, "down", "—"],
         [

@@ -5,7 +5,8 @@
  */
 import { parseCommandLine, UsageError, type Invocation } from "./cli.js";
 import { errorMessage } from "./errors.js";
-import { tuneHeap } from "./heap.js";
+import { systemClock } from "./clock.js";
+import { tuneForServing } from "./heap.js";
 
 async function main(): Promise<number | undefined> {
   let invocation: Invocation;
@@ -40,11 +41,11 @@ async function main(): Promise<number | undefined> {
         if (code !== undefined) early?.stop();
         // Once serving: set while the proxy's modules load, the bound on heap growth made V8
         // collect the whole heap at every 20 % of its growth from nothing (a tenth of start-up CPU).
-        else tuneHeap();
+        else tuneForServing(systemClock);
         return code;
       }
     case "daemon":
-      if (invocation.options.action === "run") tuneHeap();
+      if (invocation.options.action === "run") tuneForServing(systemClock);
       return (await import("./commands/daemon.js")).daemon(invocation.options);
     case "import":
       return (await import("./commands/import.js")).importConfig(invocation.options);

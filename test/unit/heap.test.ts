@@ -6,6 +6,8 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { IDLE_CHECK_MS, IdleTrim } from "../../src/heap.js";
+import { FakeClock } from "../helpers/clock.js";
 import { ROOT } from "../helpers/proxy.js";
 
 const HEAP = path.join(ROOT, "dist/heap.js");
@@ -55,5 +57,81 @@ describe("tuneHeap", () => {
   it("leaves a setting the user gave on node's command line alone", () => {
     const mine = run(["--heap-growing-percent=50"], true, 0);
     expect(mine.applied).toEqual([]);
+  });
+});
+
+describe("IdleTrim", () => {
+  /** A trim over a fake clock and a heap the test moves by hand. */
+  function trim() {
+    const clock = new FakeClock();
+    const loop = { busy: 1_000 };
+    let collected = 0;
+    const t = new IdleTrim({
+      clock,
+      busyMs: () => loop.busy,
+      collect: () => {
+        collected += 1;
+        // The collection's own time.
+        loop.busy += 30;
+      },
+    });
+    return { clock, loop, t, collected: () => collected };
+  }
+
+  it("collects once after two quiet looks, never while work runs, again after activity", async () => {
+    const { clock, loop, t, collected } = trim();
+    // Busy: the event loop worked 100 ms (2 %) between looks.
+    for (let i = 0; i < 6; i++) {
+      loop.busy += 100;
+      await clock.advance(IDLE_CHECK_MS);
+    }
+    expect(collected()).toBe(0);
+    // Quiet: one look is not enough, the second collects.
+    await clock.advance(IDLE_CHECK_MS);
+    expect(collected()).toBe(0);
+    await clock.advance(IDLE_CHECK_MS);
+    expect(collected()).toBe(1);
+    // Still quiet: nothing more to give back, no more collections.
+    await clock.advance(IDLE_CHECK_MS * 10);
+    expect(collected()).toBe(1);
+    // Under 1 % is quiet still (a health check); more arms it again.
+    loop.busy += 20;
+    await clock.advance(IDLE_CHECK_MS * 3);
+    expect(collected()).toBe(1);
+    loop.busy += 500;
+    await clock.advance(IDLE_CHECK_MS);
+    await clock.advance(IDLE_CHECK_MS * 2);
+    expect(collected()).toBe(2);
+    t.stop();
+    expect(clock.pending).toBe(0);
+  });
+
+  it("collects with V8's own gc, and leaves no gc global behind", () => {
+    const script = `
+      import { runInNewContext } from "node:vm";
+      const { IdleTrim } = await import(${JSON.stringify(HEAP)});
+      let look;
+      const clock = { now: () => 0, setTimeout: (fn) => { look = fn; return 1; }, clearTimeout() {} };
+      let junk = [];
+      for (let i = 0; i < 300000; i++) junk.push({ i, s: "junk" + i });
+      junk = null;
+      const trim = new IdleTrim({ clock });
+      const before = process.memoryUsage().heapUsed;
+      look(); look();
+      const after = process.memoryUsage().heapUsed;
+      process.stdout.write(JSON.stringify({
+        count: trim.count, freedMb: (before - after) / 1048576,
+        leaked: runInNewContext("typeof gc"),
+      }));
+    `;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      env: { PATH: process.env.PATH ?? "" },
+      encoding: "utf8",
+    });
+    const r = JSON.parse(out) as { count: number; freedMb: number; leaked: string };
+    expect(r.count).toBe(1);
+    // ~300,000 dead objects: well over 10 MB.
+    expect(r.freedMb).toBeGreaterThan(10);
+    expect(r.leaked).toBe("undefined");
   });
 });
