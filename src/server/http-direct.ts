@@ -189,17 +189,27 @@ export class DirectAnswer implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.done) return Promise.resolve();
-    const frame = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    const json = JSON.stringify(message);
     // The SessionTransport hands over only this request's messages: a result or error is its answer.
     const m = message as { id?: unknown; result?: unknown; error?: unknown };
     if (m.id === this.id && (m.result !== undefined || m.error !== undefined)) {
-      // Status, headers, the answer and the end: one write when the headers were still held.
-      if (!this.headersSent) this.writeHead();
-      this.res.end(frame);
+      if (this.headersSent) this.res.end(`event: message\ndata: ${json}\n\n`);
+      else {
+        // Nothing went out before the answer: it is the whole response, as JSON (the transport
+        // lets a server answer a request either way, and every client reads both). One write,
+        // and the client reads one JSON body instead of parsing an event stream.
+        this.headersSent = true;
+        if (!this.res.headersSent)
+          this.res.writeHead(200, {
+            "Content-Type": "application/json",
+            "Content-Length": Buffer.byteLength(json),
+          });
+        this.res.end(json);
+      }
       this.finish(true);
     } else {
       this.opened();
-      this.res.write(frame);
+      this.res.write(`event: message\ndata: ${json}\n\n`);
     }
     return Promise.resolve();
   }

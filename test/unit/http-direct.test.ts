@@ -128,7 +128,7 @@ describe("on the wire", () => {
     params: { name: "call", arguments: { method, arguments: args } },
   });
 
-  it("answers a session's quick call as an SSE stream: status, headers, the result event and the end in one write", async () => {
+  it("answers a session's quick call as one JSON body: status, headers and the answer in one write", async () => {
     const sid = await session(held.url);
     const body = JSON.stringify(callOf("c1", "s.slow", { text: "hi" }));
     const { port } = new URL(held.url);
@@ -137,8 +137,11 @@ describe("on the wire", () => {
     const ended = new Promise<void>((resolve, reject) => {
       socket.on("data", (chunk: Buffer) => {
         chunks.push(chunk.toString());
-        // The chunked body's last chunk: the answer is complete.
-        if (chunks.join("").endsWith("0\r\n\r\n")) resolve();
+        // The whole body, as its content-length says: the answer is complete.
+        const text = chunks.join("");
+        const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(text)?.[1] ?? NaN);
+        const start = text.indexOf("\r\n\r\n") + 4;
+        if (start > 3 && Buffer.byteLength(text.slice(start)) >= length) resolve();
       });
       socket.once("error", reject);
     });
@@ -155,16 +158,16 @@ describe("on the wire", () => {
     expect(chunks).toHaveLength(1);
     const [response = ""] = chunks;
     expect(response).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(response).toMatch(/\r\ncontent-type: text\/event-stream\r\n/i);
-    expect(response).toMatch(/\r\ncache-control: no-cache, no-transform\r\n/i);
-    const data = /^event: message\ndata: (.*)$/m.exec(response)?.[1];
-    const answer = JSON.parse(data ?? "{}") as {
+    // Nothing came before the answer: the answer is the response, as JSON (no event stream for
+    // the client to parse).
+    expect(response).toMatch(/\r\ncontent-type: application\/json\r\n/i);
+    const answer = JSON.parse(response.slice(response.indexOf("\r\n\r\n") + 4)) as {
       id?: unknown;
       result?: { content: { text: string }[] };
     };
     expect(answer.id).toBe("c1");
     expect(answer.result?.content[0]?.text).toBe("hi");
-    // The stream ended with the answer, and the session serves the next call.
+    // The session serves the next call.
     expect(held.sessionCount).toBe(1);
   });
 
