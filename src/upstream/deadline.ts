@@ -9,12 +9,30 @@ export class IdleDeadline {
   private timer: NodeJS.Timeout | undefined;
   private held = 0;
   private done = false;
+  private unfollow?: () => void;
 
-  /** `reason()` is what the signal aborts with when `ms` pass without progress. */
+  /**
+   * `reason()` is what the signal aborts with when `ms` pass without progress. With `parent`,
+   * the signal also aborts when it does, with its reason (what `AbortSignal.any` would do,
+   * without the combined signal and weak references it makes per call).
+   */
   constructor(
     private readonly ms: number,
     private readonly reason: () => unknown,
+    parent?: AbortSignal,
   ) {
+    if (parent?.aborted) {
+      this.controller.abort(parent.reason);
+      return;
+    }
+    if (parent) {
+      const abort = () => {
+        clearTimeout(this.timer);
+        this.controller.abort(parent.reason);
+      };
+      parent.addEventListener("abort", abort, { once: true });
+      this.unfollow = () => parent.removeEventListener("abort", abort);
+    }
     this.arm();
   }
 
@@ -44,6 +62,8 @@ export class IdleDeadline {
   dispose(): void {
     this.done = true;
     clearTimeout(this.timer);
+    this.unfollow?.();
+    this.unfollow = undefined;
   }
 
   private arm(): void {

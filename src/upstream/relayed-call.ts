@@ -41,9 +41,9 @@ export async function callRelayed(
   o: RequestOptions,
   channel: ClientChannel,
 ): Promise<Record<string, unknown>> {
-  const deadline = new IdleDeadline(o.timeoutMs, () => wire.timeoutError(o.timeoutMs));
+  const deadline = new IdleDeadline(o.timeoutMs, () => wire.timeoutError(o.timeoutMs), o.signal);
   const sent = {
-    signal: o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal,
+    signal: deadline.signal,
     onProgress: (p: Progress) => {
       deadline.touch();
       o.onProgress?.(p);

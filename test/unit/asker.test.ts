@@ -261,4 +261,26 @@ describe("IdleDeadline", () => {
     expect((deadline.signal.reason as Error).message).toBe("timed out");
     deadline.dispose();
   });
+  it("follows the call's own signal: aborts with its reason, and no longer once disposed", () => {
+    vi.useFakeTimers();
+    const call = new AbortController();
+    const deadline = new IdleDeadline(1_000, () => new Error("timed out"), call.signal);
+    call.abort(new Error("client cancelled"));
+    expect(deadline.signal.aborted).toBe(true);
+    expect((deadline.signal.reason as Error).message).toBe("client cancelled");
+    // The timer went with it: the reason stays the client's.
+    vi.advanceTimersByTime(5_000);
+    expect((deadline.signal.reason as Error).message).toBe("client cancelled");
+    deadline.dispose();
+
+    const gone = new AbortController();
+    gone.abort("before");
+    expect(new IdleDeadline(1_000, () => "late", gone.signal).signal.reason).toBe("before");
+
+    const later = new AbortController();
+    const ended = new IdleDeadline(1_000, () => "late", later.signal);
+    ended.dispose();
+    later.abort("after the call");
+    expect(ended.signal.aborted).toBe(false);
+  });
 });
