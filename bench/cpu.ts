@@ -40,9 +40,9 @@ const NODE_ARGS = (process.env.MCPX_BENCH_NODE_ARGS ?? "").split(" ").filter(Boo
 const SETTLE_MS = 2_000;
 /**
  * Quiet before the settled readings of mcpx (after start, and after the calls): mcpx gives memory
- * back once idle for two of its 5 s looks (src/heap.ts, IdleTrim).
+ * back once idle for 40–50 s (src/heap.ts, IdleTrim).
  */
-const SETTLED_MS = 20_000;
+const SETTLED_MS = 55_000;
 const TARGET = { idleMb: 70, afterMb: 120 };
 
 interface Round {

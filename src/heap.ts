@@ -44,7 +44,13 @@ export function tuneForServing(clock: Clock): IdleTrim {
 }
 
 /** How often the idle trim looks at the event loop. */
-export const IDLE_CHECK_MS = 5_000;
+export const IDLE_CHECK_MS = 10_000;
+/**
+ * Quiet looks in a row before the trim: 40–50 s without work. A shorter pause is part of a
+ * burst; after a trim the young generation grows back over thousands of calls, each costing more
+ * meanwhile (a burst of 3,000 calls 15 s after the last one cost ~30 % more CPU per call).
+ */
+export const QUIET_LOOKS = 4;
 /** Share of a look's interval the event loop may have been busy for mcpx to count as idle. */
 const QUIET_SHARE = 0.01;
 
@@ -60,11 +66,12 @@ export interface IdleTrimOptions {
 /**
  * Gives memory back once mcpx is idle. V8 sizes its young generation for the busiest moment it
  * saw (start-up, a burst of calls: 32 MB) and keeps it while nothing allocates: an idle mcpx held
- * ~113 MB of RSS for good. So when the event loop was busy less than 1 % of two looks in a row
- * (no request, no work: V8 shrinks the young generation at a full GC only while allocation has
- * stopped for a few seconds), one full GC runs, which shrinks the young generation to 1 MB and
- * returns the freed pages (`npm run bench -- cpu`). One collection per quiet period (~20 ms of
- * CPU on a ~25 MB heap), none while anything runs; the next activity arms it again.
+ * ~113 MB of RSS for good. So when the event loop was busy less than 1 % of each of
+ * `QUIET_LOOKS` looks in a row (no request, no work: V8 shrinks the young generation at a full
+ * GC only while allocation has stopped for a few seconds), one full GC runs, which shrinks the
+ * young generation to 1 MB and returns the freed pages (`npm run bench -- cpu`). One collection
+ * per quiet period (~20 ms of CPU on a ~25 MB heap), none while anything runs; the next activity
+ * arms it again.
  */
 export class IdleTrim {
   private readonly busyMs: () => number;
@@ -103,7 +110,7 @@ export class IdleTrim {
     if (busy - this.last > this.intervalMs * QUIET_SHARE) {
       this.quietLooks = 0;
       this.trimmed = false;
-    } else if (++this.quietLooks >= 2 && !this.trimmed) {
+    } else if (++this.quietLooks >= QUIET_LOOKS && !this.trimmed) {
       this.collect();
       this.count += 1;
       this.trimmed = true;

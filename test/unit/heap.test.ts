@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { IDLE_CHECK_MS, IdleTrim } from "../../src/heap.js";
+import { IDLE_CHECK_MS, IdleTrim, QUIET_LOOKS } from "../../src/heap.js";
 import { FakeClock } from "../helpers/clock.js";
 import { ROOT } from "../helpers/proxy.js";
 
@@ -78,16 +78,16 @@ describe("IdleTrim", () => {
     return { clock, loop, t, collected: () => collected };
   }
 
-  it("collects once after two quiet looks, never while work runs, again after activity", async () => {
+  it("collects once after QUIET_LOOKS quiet looks, never while work runs, again after activity", async () => {
     const { clock, loop, t, collected } = trim();
-    // Busy: the event loop worked 100 ms (2 %) between looks.
+    // Busy: the event loop worked 3 % of the time between looks.
     for (let i = 0; i < 6; i++) {
-      loop.busy += 100;
+      loop.busy += IDLE_CHECK_MS * 0.03;
       await clock.advance(IDLE_CHECK_MS);
     }
     expect(collected()).toBe(0);
-    // Quiet: one look is not enough, the second collects.
-    await clock.advance(IDLE_CHECK_MS);
+    // Quiet: a pause shorter than QUIET_LOOKS looks is part of the burst; the last one collects.
+    await clock.advance(IDLE_CHECK_MS * (QUIET_LOOKS - 1));
     expect(collected()).toBe(0);
     await clock.advance(IDLE_CHECK_MS);
     expect(collected()).toBe(1);
@@ -100,7 +100,7 @@ describe("IdleTrim", () => {
     expect(collected()).toBe(1);
     loop.busy += 500;
     await clock.advance(IDLE_CHECK_MS);
-    await clock.advance(IDLE_CHECK_MS * 2);
+    await clock.advance(IDLE_CHECK_MS * QUIET_LOOKS);
     expect(collected()).toBe(2);
     t.stop();
     expect(clock.pending).toBe(0);
@@ -117,7 +117,7 @@ describe("IdleTrim", () => {
       junk = null;
       const trim = new IdleTrim({ clock });
       const before = process.memoryUsage().heapUsed;
-      look(); look();
+      for (let i = 0; i < 8; i++) look();
       const after = process.memoryUsage().heapUsed;
       process.stdout.write(JSON.stringify({
         count: trim.count, freedMb: (before - after) / 1048576,
