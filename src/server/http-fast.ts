@@ -34,8 +34,10 @@ export function fastFront(
   legacy: LegacyEndpoint,
   app: RequestListener,
 ): RequestListener {
+  // A client sends the same Host every time: the last one allowed is not checked again.
+  const hosts = { allowed: undefined as string | undefined, check: allowedHosts };
   return (req, res) => {
-    const length = fastLength(ctx, allowedHosts, req);
+    const length = fastLength(ctx, hosts, req);
     if (length === undefined) {
       app(req, res);
       return;
@@ -54,7 +56,7 @@ export function fastFront(
 /** The declared body length of a request the front may take, or undefined. */
 function fastLength(
   ctx: ProxyContext,
-  allowedHosts: string[],
+  hosts: { allowed: string | undefined; check: string[] },
   req: IncomingMessage,
 ): number | undefined {
   if (req.method !== "POST" || req.url !== "/mcp" || ctx.config.auth !== undefined) return;
@@ -71,7 +73,10 @@ function fastLength(
   if (declared === undefined || !/^\d{1,9}$/.test(declared)) return;
   const length = Number(declared);
   if (length === 0 || length > LIMITS.httpBodyBytes) return;
-  if (!validateHostHeader(h.host, allowedHosts).ok) return;
+  if (h.host === undefined || h.host !== hosts.allowed) {
+    if (!validateHostHeader(h.host, hosts.check).ok) return;
+    hosts.allowed = h.host;
+  }
   return length;
 }
 
