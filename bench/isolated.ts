@@ -171,7 +171,7 @@ interface Paced {
   fresh: number[];
 }
 
-async function paced(): Promise<Paced> {
+export async function paced(): Promise<Paced> {
   const cfg = configFile({
     mcpServers: {
       p400: { ...everything(), session: "isolated", prewarm: 1 },
@@ -205,6 +205,7 @@ async function paced(): Promise<Paced> {
         if (i > 0) out.push(ms);
         await sleep(Math.max(0, gapMs - (performance.now() - t0)));
       }
+      console.error(`isolated: ${server}: ${out.map((x) => x.toFixed(0)).join(" ")} ms`);
       return out;
     };
     const result: Paced = { gap400: [], gap1000: [], fresh: [] };
