@@ -48,7 +48,7 @@ describe("tuneHeap", () => {
   it("keeps the old generation near what is live, where V8's defaults let it grow", () => {
     const tuned = run([], true);
     const defaults = run([], false);
-    expect(tuned.applied).toEqual(["--heap-growing-percent=20"]);
+    expect(tuned.applied).toEqual(["--heap-growing-percent=20", "--semi-space-growth-factor=16"]);
     expect(defaults.applied).toEqual([]);
     // Measured: ~93 MB against ~140–180 MB.
     expect(tuned.peakMb).toBeLessThan(defaults.peakMb * 0.8);
@@ -56,7 +56,43 @@ describe("tuneHeap", () => {
 
   it("leaves a setting the user gave on node's command line alone", () => {
     const mine = run(["--heap-growing-percent=50"], true, 0);
-    expect(mine.applied).toEqual([]);
+    expect(mine.applied).toEqual(["--semi-space-growth-factor=16"]);
+    const both = run(["--heap-growing-percent=50", "--semi-space-growth-factor=2"], true, 0);
+    expect(both.applied).toEqual([]);
+  });
+});
+
+/** The young generation's sizes (MB) seen while a churn keeps a few thousand objects alive. */
+function youngSizes(tune: boolean): number[] {
+  const script = `
+    import { getHeapSpaceStatistics } from "node:v8";
+    const { tuneHeap } = await import(${JSON.stringify(HEAP)});
+    if (${tune}) tuneHeap();
+    const size = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
+    const seen = new Set([size()]);
+    let live = [];
+    for (let i = 0; i < 400000; i++) {
+      live.push({ i, s: "x" + i });
+      if (live.length > 3000) live = live.slice(1500);
+      if (i % 5000 === 0) seen.add(size());
+    }
+    process.stdout.write(JSON.stringify([...seen].map((b) => b / 1048576)));
+  `;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+    env: { PATH: process.env.PATH ?? "" },
+    encoding: "utf8",
+  });
+  return JSON.parse(out) as number[];
+}
+
+describe("the young generation after a trim", () => {
+  it("grows from its smallest straight to its largest, where V8 doubles it step by step", () => {
+    const tuned = youngSizes(true);
+    const defaults = youngSizes(false);
+    // Measured: [1, 32] against [1, 4, 8, 16, 32].
+    expect(tuned).toHaveLength(2);
+    expect(defaults.length).toBeGreaterThan(2);
+    expect(Math.max(...tuned)).toBe(Math.max(...defaults));
   });
 });
 
