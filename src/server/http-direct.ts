@@ -4,7 +4,8 @@
  * and ReadableStream the SDK's streamable HTTP transport goes through, nor a stateless transport
  * per request. The session's kept server (session-servers.ts) gets the request through its
  * `SessionTransport`, and what it sends back for it (progress, logs, requests to the client, the
- * answer) is written to the response as the same SSE frames the SDK writes.
+ * answer) is written to the response as the same SSE frames the SDK writes; an answer that is the
+ * first thing sent within HEADERS_HOLD_MS is the whole response, as one JSON body.
  *
  * Only what the SDK's transport would serve the same way comes here, checked before anything
  * happens (`directRequest`); everything else (initialize, batches, notifications, answers, GET,
