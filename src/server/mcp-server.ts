@@ -12,6 +12,8 @@ import {
   Server,
   type AuthInfo,
   type CallToolResult,
+  type JSONRPCRequest,
+  type Result,
   type JSONObject,
   type LoggingLevel,
   type ServerCapabilities,
@@ -96,6 +98,31 @@ class Downstream extends Server {
     private readonly era: Era,
   ) {
     super(info, options);
+  }
+
+  /**
+   * The SDK checks a spec method's params before its handler runs, and throws a plain Error when
+   * they are malformed, which it answers as -32603 (an internal error; tools/call alone gets
+   * -32602). That check throws synchronously, while a handler fails asynchronously: a synchronous
+   * throw is the client's malformed request, answered -32602 as the spec says (found by the
+   * HTTP fuzz: a completion/complete without `ref`).
+   */
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const checked = (request: JSONRPCRequest, ctx: ServerContext): Promise<Result> => {
+      try {
+        return handler(request, ctx);
+      } catch (err) {
+        if (err instanceof ProtocolError) throw err;
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Invalid params for ${method}: ${errorMessage(err)}`,
+        );
+      }
+    };
+    return super._wrapHandler(method, checked);
   }
 
   override getCapabilities(): ServerCapabilities {

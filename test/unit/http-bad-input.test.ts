@@ -148,6 +148,18 @@ describe("a session's request with a bad body, read in front of the app", () => 
     expect(a.message).toMatch(/already initialized/);
   });
 
+  it("a completion/complete without ref or argument in a live session: -32602, never -32603 (found by the HTTP fuzz)", async () => {
+    const sid = await openSession();
+    const bad = {
+      jsonrpc: "2.0",
+      id: "",
+      method: "completion/complete",
+      params: { name: "describe", arguments: {} },
+    };
+    const a = await post(bad, { "mcp-session-id": sid });
+    expect(a.code).toBe(-32602);
+  });
+
   it("a JSON body in charset latin1, or compressed: 415 from the app", async () => {
     const sid = await openSession();
     const latin1 = await post(LIST, {
