@@ -94,7 +94,9 @@ export class IdleTrim {
 
   constructor(private readonly options: IdleTrimOptions) {
     this.busyMs = options.busyMs ?? (() => performance.eventLoopUtilization().active);
-    this.collect = options.collect ?? exposedGc();
+    // V8's gc() is fetched at the first trim, not at start-up (it makes a vm context).
+    let gc: (() => void) | undefined;
+    this.collect = options.collect ?? (() => (gc ??= exposedGc())());
     this.intervalMs = options.intervalMs ?? IDLE_CHECK_MS;
     this.last = this.busyMs();
     this.schedule();
