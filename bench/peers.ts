@@ -25,7 +25,7 @@ import {
   type Peer,
 } from "./peers-arms.js";
 import { table, type BenchSection } from "./report.js";
-import { MCPX } from "./speed-arms.js";
+import { MCPX, RELAY } from "./speed-arms.js";
 import { resultText } from "./upstreams.js";
 
 const CALLS = Number(process.env.MCPX_BENCH_PEERS_CALLS ?? 3_000);
@@ -79,7 +79,9 @@ async function burst(peer: Peer, clients: Client[], calls: number, round: number
 async function interleaved(arms: { call(i: number): Promise<void> }[]): Promise<number[]> {
   const times: number[][] = arms.map(() => []);
   for (let i = 0; i < WARMUP + LATENCY_CALLS; i++) {
-    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+    // Rotate which arm goes first, so none always follows the same other arm's call.
+    for (let j = 0; j < arms.length; j++) {
+      const k = (i + j) % arms.length;
       const t0 = performance.now();
       await arms[k]!.call(i);
       if (i >= WARMUP) times[k]!.push(performance.now() - t0);
@@ -126,8 +128,11 @@ async function stdioClient(args: string[], env: Record<string, string>, viaMcpx:
   };
 }
 
-/** Added p50 over stdio: a direct client of server-everything vs mcpx (shared) in front of it. */
-async function stdioLatency(dir: string): Promise<[number, number]> {
+/**
+ * p50 over stdio of a direct client of server-everything, of mcpx (shared) in front of it, and of
+ * a byte relay in front of it (bench/relay.mjs: the floor of any stdio proxy).
+ */
+async function stdioLatency(dir: string): Promise<[number, number, number]> {
   const config = path.join(dir, "mcpx-everything", "mcpx.json");
   const env = {
     XDG_CACHE_HOME: path.join(dir, "stdio-cache"),
@@ -136,11 +141,12 @@ async function stdioLatency(dir: string): Promise<[number, number]> {
   const direct = await stdioClient([EVERYTHING, "stdio"], {}, false);
   try {
     const mcpx = await stdioClient([MCPX, config, "--log-level", "warn"], env, true);
+    const relay = await stdioClient([RELAY, EVERYTHING, "stdio"], {}, false);
     try {
-      const [d, m] = await interleaved([direct, mcpx]);
-      return [d!, m!];
+      const [d, m, r] = await interleaved([direct, mcpx, relay]);
+      return [d!, m!, r!];
     } finally {
-      await mcpx.close();
+      await Promise.all([mcpx.close(), relay.close()]);
     }
   } finally {
     await direct.close();
@@ -234,7 +240,7 @@ export async function runPeersBench(): Promise<BenchSection> {
 
 function render(
   results: Map<ArmKey, ArmResult>,
-  stdio: [number, number],
+  stdio: [number, number, number],
   http: [number, number],
   loads: number[],
   elapsedMs: number,
@@ -285,6 +291,12 @@ function render(
       check(stdioAdded <= TARGET.stdioMs),
     ],
     [
+      "added p50, stdio, byte relay (the floor of any stdio proxy)",
+      `${f2(stdio[2] - stdio[0])} ms (${f2(stdio[2])} − ${f2(stdio[0])})`,
+      "—",
+      "—",
+    ],
+    [
       "added p50, HTTP (one client, server-everything)",
       `${f2(httpAdded)} ms (${f2(http[1])} − ${f2(http[0])})`,
       `≤ ${TARGET.httpMs} ms`,
@@ -330,8 +342,10 @@ function render(
     "",
     `Client errors outside any call (a background send of the SDK client failing): ${stray}.`,
     "",
-    `Added p50 latency: one SDK client, ${LATENCY_CALLS} calls per arm after ${WARMUP} warm-up, the two arms alternating call by call: ` +
-      "a direct client of server-everything vs the same calls through mcpx (shared), over stdio and over HTTP.",
+    `Added p50 latency: one SDK client per arm, ${LATENCY_CALLS} calls per arm after ${WARMUP} warm-up, the arms taking turns call by call: ` +
+      "a direct client of server-everything vs the same calls through mcpx (shared), over stdio and over HTTP; " +
+      "over stdio also through `bench/relay.mjs`, a process that copies bytes both ways and parses nothing " +
+      "(what a second process hop costs at the least: two pipe writes and two wake-ups).",
     "",
     table(["target (issue 30)", "value", "target", "status"], targets, [
       "left",

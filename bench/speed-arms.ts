@@ -14,6 +14,8 @@ import { resultText, ROOT } from "./upstreams.js";
 
 export const MCPX = path.join(ROOT, "dist/index.js");
 export const ECHO_SERVER = path.join(ROOT, "bench/echo-server.mjs");
+/** A byte relay in front of `node <args>`: the floor of a stdio proxy (bench/relay.mjs). */
+export const RELAY = path.join(ROOT, "bench/relay.mjs");
 
 /** One way to call echo: a connected client and the call it makes. */
 export interface Arm {

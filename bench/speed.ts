@@ -15,6 +15,7 @@ import { table, type BenchSection } from "./report.js";
 import {
   ECHO_SERVER,
   echoConfig,
+  RELAY,
   httpArm,
   MCPX,
   startEchoHttp,
@@ -40,15 +41,17 @@ interface Overhead {
   spacing: string;
   direct: number;
   mcpx: number;
+  /** The byte relay's p50 (stdio only): the floor of any proxy on that transport. */
+  relay?: number;
 }
 
-/** Alternates one call per arm, `CALLS` each, with `gapMs` of quiet before every call. */
-async function interleaved(direct: Arm, mcpx: Arm, gapMs: number): Promise<[number[], number[]]> {
-  const times: [number[], number[]] = [[], []];
-  const arms = [direct, mcpx];
+/** Calls each arm in turn, `CALLS` each, with `gapMs` of quiet before every call. */
+async function interleaved(arms: Arm[], gapMs: number): Promise<number[][]> {
+  const times = arms.map((): number[] => []);
   for (let i = 0; i < WARMUP + CALLS; i++) {
-    // Alternate which arm goes first, so neither always follows the other's call.
-    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+    // Rotate which arm goes first, so none always follows the same other arm's call.
+    for (let j = 0; j < arms.length; j++) {
+      const k = (i + j) % arms.length;
       if (gapMs > 0) await sleep(gapMs);
       const t0 = performance.now();
       await arms[k]!.call();
@@ -58,15 +61,23 @@ async function interleaved(direct: Arm, mcpx: Arm, gapMs: number): Promise<[numb
   return times;
 }
 
-async function overheads(transport: string, direct: Arm, mcpx: Arm): Promise<Overhead[]> {
+async function overheads(
+  transport: string,
+  direct: Arm,
+  mcpx: Arm,
+  relay?: Arm,
+): Promise<Overhead[]> {
   const rows: Overhead[] = [];
   for (const [spacing, gap] of [
     ["back to back", 0],
     [`spaced ${SPACING_MS} ms`, SPACING_MS],
   ] as const) {
-    const [d, m] = await interleaved(direct, mcpx, gap);
-    rows.push({ transport, spacing, direct: p50(d), mcpx: p50(m) });
-    console.error(`bench speed: ${transport} ${spacing}: direct ${f2(p50(d))} mcpx ${f2(p50(m))}`);
+    const [d, m, r] = await interleaved(relay ? [direct, mcpx, relay] : [direct, mcpx], gap);
+    rows.push({ transport, spacing, direct: p50(d!), mcpx: p50(m!), ...(r && { relay: p50(r) }) });
+    console.error(
+      `bench speed: ${transport} ${spacing}: direct ${f2(p50(d!))} mcpx ${f2(p50(m!))}` +
+        (r ? ` relay ${f2(p50(r))}` : ""),
+    );
   }
   return rows;
 }
@@ -136,6 +147,7 @@ export async function runSpeedBench(): Promise<BenchSection> {
   try {
     const stdioDirect = await stdioArm([ECHO_SERVER], false);
     const stdioMcpx = await stdioArm([MCPX, echoConfig(dir), "--log-level", "warn"], true);
+    const stdioRelay = await stdioArm([RELAY, ECHO_SERVER], false);
     const httpDirect = await httpArm(echoHttp.url, false);
     const httpMcpx = await httpArm(mcpxHttp.url, true);
     let rows: Overhead[];
@@ -143,13 +155,14 @@ export async function runSpeedBench(): Promise<BenchSection> {
       await untilReady(stdioMcpx.client);
       await untilReady(httpMcpx.client);
       rows = [
-        ...(await overheads("stdio", stdioDirect, stdioMcpx)),
+        ...(await overheads("stdio", stdioDirect, stdioMcpx, stdioRelay)),
         ...(await overheads("http", httpDirect, httpMcpx)),
       ];
     } finally {
       await Promise.all([
         stdioDirect.stop(),
         stdioMcpx.stop(),
+        stdioRelay.stop(),
         httpDirect.close(),
         httpMcpx.close(),
       ]);
@@ -178,14 +191,22 @@ function render(rows: Overhead[], tp: Throughput, elapsedMs: number, load: numbe
     ["mcpx", cpu(tp.mcpx, 0), "—", cpu(tp.mcpx, 1), cpu(tp.mcpx, 2), f2(total(tp.mcpx))],
   ];
   const summary = [
-    ...rows.map((r) => {
+    ...rows.flatMap((r) => {
       const over = r.mcpx - r.direct;
-      return [
+      const row = [
         `shared p50 overhead, ${r.transport}, ${r.spacing}`,
         `${f2(over)} ms (${f2(r.mcpx)} − ${f2(r.direct)})`,
         `≤ ${TARGET.overheadMs} ms`,
         over <= TARGET.overheadMs ? "met" : "MISSED",
       ];
+      if (r.relay === undefined) return [row];
+      const floor = [
+        `byte relay p50 overhead, ${r.transport}, ${r.spacing} (the floor)`,
+        `${f2(r.relay - r.direct)} ms (${f2(r.relay)} − ${f2(r.direct)})`,
+        "—",
+        "—",
+      ];
+      return [row, floor];
     }),
     [
       `throughput, ${CLIENTS} HTTP clients: mcpx / direct (median of ${ROUNDS} rounds)`,
@@ -211,6 +232,9 @@ function render(rows: Overhead[], tp: Throughput, elapsedMs: number, load: numbe
       '`"session": "shared"` stdio upstream, called as `call({ method: "echo.echo" })`; the client speaks the same ' +
       "downstream transport as in the direct arm. Both arms are open at once and called alternately, call by call " +
       `(${CALLS} calls each after ${WARMUP} warm-up; spaced: ${SPACING_MS} ms of quiet before each call, as a model's calls are spaced). ` +
+      "Over stdio a third arm runs with them: `bench/relay.mjs`, a process that copies bytes between the client " +
+      "and the echo server and parses nothing, the floor of any stdio proxy (a second process hop: two pipe " +
+      "writes, two wake-ups). " +
       `Throughput: ${CLIENTS} SDK clients, one MCP session each, ${PER_CLIENT} calls back to back per client per round, ` +
       `${ROUNDS} rounds alternating the arms after one warm-up round each.`,
     "",
