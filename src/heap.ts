@@ -1,5 +1,5 @@
 /**
- * V8 heap sizing for a long-running proxy (issue 30). By default V8 lets the old generation grow
+ * V8 settings for a long-running proxy (issue 30): heap sizing, and how soon hot code is optimized. By default V8 lets the old generation grow
  * to several times what is live before a full GC: mcpx's live heap stays near 30 MB under load,
  * yet its RSS climbed to ~250 MB. One flag, set once the proxy serves (src/index.ts), bounds that: the old
  * generation may grow 20 % past what the last full GC kept (RSS after load ~240 → ~143 MB in
@@ -14,28 +14,37 @@
  * refuses most V8 flags in NODE_OPTIONS, this one included among the few it accepts). A user's own
  * choice wins: nothing is set when node's command line already names the setting
  * (`node --heap-growing-percent=0 …/mcpx.cjs`).
+ *
+ * V8 optimizes a function once it has run through a budget of bytecode (`--interrupt-budget`,
+ * 66 KB by default): the few functions each call runs reach it only after ~2,000 calls, while a
+ * model's session makes tens or hundreds. With 4 KB they are optimized within the first hundred
+ * calls (TurboFan compiles on a background thread): the p50 latency mcpx adds over stdio in the
+ * 400 calls after 50 warm-up ones fell by ~35 % (0.66 → 0.44 ms, one run, interleaved), and by
+ * ~10 % after thousands; CPU per call under 32 HTTP clients went down 4 %, RSS the same.
  */
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { Clock } from "./clock.js";
 
 /** The flags, with the settings they replace when the user gave none. */
-export const HEAP_FLAGS: readonly { flag: string; unless: readonly string[] }[] = [
+export const V8_FLAGS: readonly { flag: string; unless: readonly string[] }[] = [
   { flag: "--heap-growing-percent=20", unless: ["heap-growing", "heap_growing"] },
   // After the idle trim (IdleTrim below) the young generation is 1 MB: the first time a burst
   // fills it, it grows straight back to its maximum, not by doubling over thousands of calls
   // that each cost more meanwhile.
   { flag: "--semi-space-growth-factor=16", unless: ["semi-space-growth", "semi_space_growth"] },
+  // Hot code optimized within a session's first calls, not after thousands (see above).
+  { flag: "--interrupt-budget=4096", unless: ["interrupt-budget", "interrupt_budget"] },
 ];
 
-/** Apply {@link HEAP_FLAGS} the user did not set; returns the flags applied. */
+/** Apply {@link V8_FLAGS} the user did not set; returns the flags applied. */
 export function tuneHeap(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? "",
 ): string[] {
   const given = [...execArgv, nodeOptions].join(" ");
   const applied: string[] = [];
-  for (const { flag, unless } of HEAP_FLAGS) {
+  for (const { flag, unless } of V8_FLAGS) {
     if (unless.some((u) => given.includes(u))) continue;
     setFlagsFromString(flag);
     applied.push(flag);
