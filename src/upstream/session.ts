@@ -41,6 +41,7 @@ import {
   caughtTask,
   declaresTaskExtension,
   followTask,
+  lingering,
   runsToolTasks,
   withTaskExtension,
   type TaskWire,
@@ -206,19 +207,26 @@ export class SdkSession implements UpstreamSession {
     // 2026-07-28: the upstream decides per request whether to answer with a task, if the
     // request's capabilities declare the extension (only where mcpx can follow it: o.task).
     const tasks = o.task !== undefined && this.era === "modern" && declaresTaskExtension(caps);
-    const result = o.client
-      ? await callRelayed(
-          this.asker,
-          this.wire(),
-          this.callParams(name, args, o, o.client, tasks),
-          o,
-          o.client,
-        )
-      : await this.client.request(
-          { method: "tools/call", params: this.callParams(name, args, o, undefined, tasks) },
-          ResultSchema,
-          sdkOptions(o),
-        );
+    // A request that may create a task outlives its caller a little (tasks.ts, lingering).
+    const creating = tasks ? lingering(o) : { options: o, done: () => undefined };
+    let result: Record<string, unknown>;
+    try {
+      result = o.client
+        ? await callRelayed(
+            this.asker,
+            this.wire(),
+            this.callParams(name, args, o, o.client, tasks),
+            creating.options,
+            o.client,
+          )
+        : await this.client.request(
+            { method: "tools/call", params: this.callParams(name, args, o, undefined, tasks) },
+            ResultSchema,
+            sdkOptions(creating.options),
+          );
+    } finally {
+      creating.done();
+    }
     const task = caughtTask(result);
     if (!task) return result;
     if (!tasks) {

@@ -13,19 +13,58 @@
  *   ends; a task waiting for input lists its questions there (`inputRequests`), which the call's
  *   client answers (or they are refused), sent back by tasks/update.
  *
- * Both cancel upstream (tasks/cancel) when the caller gives up. Each request is short, so a long
+ * Both cancel upstream (tasks/cancel) when the caller gives up, also when it gives up while the
+ * task's creation is on its way back: the request that may create a task is cancelled only
+ * `TASK_ANSWER_LINGER_MS` after the caller left (see `lingering`), so a task answered meanwhile is
+ * cancelled, not left running with nobody to cancel it (`notifications/cancelled` never cancels a
+ * task; over 2026-07-28 HTTP the cancelled request's stream closes, and its answer with it). Each
+ * request is short, so a long
  * task is bounded by its ttl, not by the server's request timeout; each has a span of its own
  * under the call's upstream span when traces are on (`UpstreamTaskWish.trace`).
  *
  * The upstream's task id never leaves this file: the caller sees the call's result, and
  * statuses through `onStatus` (mcpx's own task, or the handle, carries them to the client).
  */
+import { systemClock, type Clock } from "../clock.js";
 import { isRecord } from "../json.js";
 import type { Era } from "../types.js";
 import type { RequestOptions, UpstreamTaskStatus, UpstreamTaskWish } from "./types.js";
 import { CAUGHT_TASK, withTrace } from "./wire.js";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+/**
+ * How long a request that may create a task stays open after its caller left: a server answers
+ * with its task at once, so this bounds only what a plain answer keeps running upstream.
+ */
+export const TASK_ANSWER_LINGER_MS = 2_000;
+
+/**
+ * Options for a request that may create a task: its signal aborts `lingerMs` after `o.signal`
+ * does (at once when it already has). If the task's creation arrives meanwhile, following it with
+ * the aborted `o.signal` cancels it upstream (followTask). `done()` when the request settled.
+ */
+export function lingering(
+  o: RequestOptions,
+  lingerMs = TASK_ANSWER_LINGER_MS,
+  clock: Clock = systemClock,
+): { options: RequestOptions; done: () => void } {
+  const caller = o.signal;
+  if (!caller || caller.aborted) return { options: o, done: () => undefined };
+  const controller = new AbortController();
+  let timer: unknown;
+  const left = () => {
+    timer = clock.setTimeout(() => controller.abort(caller.reason), lingerMs);
+  };
+  caller.addEventListener("abort", left, { once: true });
+  return {
+    options: { ...o, signal: controller.signal },
+    done: () => {
+      caller.removeEventListener("abort", left);
+      if (timer !== undefined) clock.clearTimeout(timer);
+    },
+  };
+}
 /** The 2026-07-28 tasks extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** Poll bounds, whatever interval the upstream suggests. */
@@ -80,11 +119,17 @@ export async function callAsTask(
   o: RequestOptions,
 ): Promise<Record<string, unknown>> {
   const wish: Partial<UpstreamTaskWish> = o.task ?? {};
-  const created = await wire.request(
-    "tools/call",
-    { ...params, task: wish.ttlMs !== undefined ? { ttl: wish.ttlMs } : {} },
-    o,
-  );
+  const creating = lingering(o);
+  let created: Record<string, unknown>;
+  try {
+    created = await wire.request(
+      "tools/call",
+      { ...params, task: wish.ttlMs !== undefined ? { ttl: wish.ttlMs } : {} },
+      creating.options,
+    );
+  } finally {
+    creating.done();
+  }
   const task = created.task;
   // A server may answer a task-augmented request at once, as a plain call.
   if (!isRecord(task) || typeof task.taskId !== "string") return created;

@@ -215,6 +215,29 @@ describe("tasks relayed to a 2026-07-28 upstream, 2025-11-25 client over HTTP", 
     expect(gets.length).toBeGreaterThan(0);
     for (const e of gets) expect(e.name).toBe(upstreamId);
   });
+  it("cancels a task whose creation was on its way back when the client cancelled the call", async () => {
+    // Over streamable HTTP the cancelled request's stream closes, and the task's answer with it;
+    // over stdio it arrives after the cancel. Either way the task is cancelled upstream.
+    for (const [server, label] of [
+      ["remote", "m9"],
+      ["jobs", "m10"],
+    ] as const) {
+      const gone = new AbortController();
+      const cancelled = client.callTool(
+        call("slow", { ms: 20_000, text: label, answerAfterMs: 300 }, server),
+        { signal: gone.signal },
+      );
+      await eventually(() => upstream(label).length > 0, 10_000, `${label} created upstream`);
+      gone.abort();
+      await expect(cancelled).rejects.toThrow();
+      await eventually(
+        () => upstream(label).some((e) => e.event === "cancelled"),
+        10_000,
+        `${label}'s upstream task cancelled`,
+      );
+      expect(upstream(label).some((e) => e.event === "completed")).toBe(false);
+    }
+  });
 });
 
 describe("tasks relayed to a 2026-07-28 upstream, 2026-07-28 client (tasks extension)", () => {

@@ -135,6 +135,30 @@ describe("tasks relayed to a task-capable upstream, 2025-11-25 client over HTTP"
     }
   });
 
+  it("cancels a task whose creation was on its way back when the client cancelled the call", async () => {
+    const gone = new AbortController();
+    const cancelled = env.client.callTool(
+      {
+        name: "call",
+        arguments: {
+          method: "jobs.slow",
+          arguments: { ms: 20_000, text: "late", answerAfterMs: 300 },
+        },
+      },
+      { signal: gone.signal },
+    );
+    await eventually(() => upstream("late").length > 0, 10_000, "created upstream");
+    gone.abort();
+    await expect(cancelled).rejects.toThrow();
+    // notifications/cancelled never cancels a task: mcpx follows the late answer to tasks/cancel.
+    await eventually(
+      () => upstream("late").some((e) => e.event === "cancelled"),
+      10_000,
+      "the upstream task cancelled",
+    );
+    expect(upstream("late").some((e) => e.event === "completed")).toBe(false);
+  });
+
   it("keeps the task from another env.client, and cancels it upstream on the owner's tasks/cancel", async () => {
     const { task } = await rawTaskCall(env.mcpx.url, env.transport, {
       ...slow(20_000, "two"),

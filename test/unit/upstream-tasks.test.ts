@@ -2,17 +2,20 @@
  * callAsTask (src/upstream/tasks.ts) against a scripted upstream behind its TaskWire seam (the
  * SDK itself is exercised with a real task server in test/integration/mcp-tasks-relay.test.ts):
  * an answer at once, polling to the end, a status notification cutting the wait short, the
- * upstream's task id kept out of the result, and tasks/cancel when the caller gives up.
+ * upstream's task id kept out of the result, and tasks/cancel when the caller gives up; and how
+ * long the request that may create a task outlives its caller (lingering).
  */
 import { describe, expect, it } from "vitest";
 import {
   callAsTask,
   caughtTask,
   followTask,
+  lingering,
   runsToolTasks,
   type TaskWire,
 } from "../../src/upstream/tasks.js";
 import type { UpstreamTaskStatus } from "../../src/upstream/types.js";
+import { FakeClock } from "../helpers/clock.js";
 
 const RELATED = "io.modelcontextprotocol/related-task";
 
@@ -242,5 +245,37 @@ describe("followTask, 2026-07-28 tasks extension", () => {
     await expect(followTask(wire, created(), { timeoutMs: 1_000 })).rejects.toThrow(
       "the upstream's task failed: boom",
     );
+  });
+});
+
+describe("lingering", () => {
+  it("aborts the request that may create a task only lingerMs after its caller left", async () => {
+    const clock = new FakeClock();
+    const caller = new AbortController();
+    const { options, done } = lingering({ timeoutMs: 60_000, signal: caller.signal }, 2_000, clock);
+    expect(options.signal).not.toBe(caller.signal);
+    caller.abort(new Error("the client cancelled"));
+    // The caller left; the answer (perhaps a task to cancel) may still arrive.
+    expect(options.signal?.aborted).toBe(false);
+    await clock.advance(1_999);
+    expect(options.signal?.aborted).toBe(false);
+    await clock.advance(1);
+    expect(options.signal?.aborted).toBe(true);
+    expect((options.signal?.reason as Error).message).toBe("the client cancelled");
+    done();
+  });
+
+  it("leaves nothing behind once the request settled, and passes a caller already gone as it is", () => {
+    const clock = new FakeClock();
+    const caller = new AbortController();
+    const { options, done } = lingering({ timeoutMs: 1, signal: caller.signal }, 2_000, clock);
+    done();
+    caller.abort();
+    expect(clock.pending).toBe(0);
+    expect(options.signal?.aborted).toBe(false);
+    const gone = lingering({ timeoutMs: 1, signal: caller.signal }, 2_000, clock);
+    expect(gone.options.signal).toBe(caller.signal);
+    const none = lingering({ timeoutMs: 1 }, 2_000, clock);
+    expect(none.options.signal).toBeUndefined();
   });
 });
