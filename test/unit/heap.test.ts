@@ -15,7 +15,7 @@ const HEAP = path.join(ROOT, "dist/heap.js");
 
 /**
  * In a fresh node with `nodeArgs` (tuneHeap called when `tune`): the flags applied and the largest
- * heap V8 reserved while ~20 MB stay live and batches of promoted objects come and go.
+ * old generation V8 reserved while ~20 MB stay live and batches of promoted objects come and go.
  */
 function run(
   nodeArgs: string[],
@@ -23,7 +23,7 @@ function run(
   rounds = 15,
 ): { applied: string[]; peakMb: number } {
   const script = `
-    import { getHeapStatistics } from "node:v8";
+    import { getHeapSpaceStatistics } from "node:v8";
     const { tuneHeap } = await import(${JSON.stringify(HEAP)});
     const applied = ${tune} ? tuneHeap() : [];
     const live = [];
@@ -34,7 +34,8 @@ function run(
       for (let i = 0; i < 100000; i++) batch.push({ i, s: "tmp" + i, a: [i, i + 1] });
       for (let k = 0; k < 3; k++) { const junk = []; for (let j = 0; j < 50000; j++) junk.push({ j }); }
       batch = null;
-      peak = Math.max(peak, getHeapStatistics().total_heap_size);
+      const old = getHeapSpaceStatistics().find((s) => s.space_name === "old_space");
+      peak = Math.max(peak, old.space_size);
     }
     process.stdout.write(JSON.stringify({ applied, peakMb: peak / 1048576, live: live.length }));
   `;
@@ -50,13 +51,13 @@ describe("tuneHeap", () => {
     const tuned = run([], true);
     const defaults = run([], false);
     expect(tuned.applied).toEqual([
-      "--heap-growing-percent=20",
+      "--heap-growing-percent=50",
       "--semi-space-growth-factor=16",
       "--interrupt-budget=4096",
     ]);
     expect(defaults.applied).toEqual([]);
-    // Measured: ~93 MB against ~140–180 MB.
-    expect(tuned.peakMb).toBeLessThan(defaults.peakMb * 0.8);
+    // Measured: 38–43 MB against 51–81 MB (V8's growth varies from run to run).
+    expect(tuned.peakMb).toBeLessThan(defaults.peakMb * 0.9);
   });
 
   it("leaves a setting the user gave on node's command line alone", () => {
