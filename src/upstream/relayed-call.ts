@@ -33,15 +33,25 @@ export interface CallWire {
   timeoutError(timeoutMs: number): unknown;
 }
 
-/** Run `params` (a tools/call) for `channel`'s call on the session of `asker`. */
+/**
+ * Run `params` (a tools/call) for `channel`'s call on the session of `asker`. The upstream
+ * request ends when `requestSignal` aborts (by default the caller's `o.signal`; a request that may
+ * create a task outlives its caller a little, see tasks.ts `lingering`); nothing else is done for
+ * a caller that has gone (no question relayed to it, no new round).
+ */
 export async function callRelayed(
   asker: SessionAsker,
   wire: CallWire,
   params: Record<string, unknown>,
   o: RequestOptions,
   channel: ClientChannel,
+  requestSignal: AbortSignal | undefined = o.signal,
 ): Promise<Record<string, unknown>> {
-  const deadline = new IdleDeadline(o.timeoutMs, () => wire.timeoutError(o.timeoutMs), o.signal);
+  const deadline = new IdleDeadline(
+    o.timeoutMs,
+    () => wire.timeoutError(o.timeoutMs),
+    requestSignal,
+  );
   const sent = {
     signal: deadline.signal,
     onProgress: (p: Progress) => {
@@ -56,7 +66,9 @@ export async function callRelayed(
   };
   try {
     return await asker.during(channel, wait, async () => {
-      if (wire.era === "modern") return driveInputRounds(asker, wire, params, channel, sent);
+      if (wire.era === "modern") {
+        return driveInputRounds(asker, wire, params, channel, sent, o.signal);
+      }
       // A legacy upstream that read roots earlier reads them again when this client's differ.
       await asker.alignRoots(
         channel,
@@ -77,11 +89,14 @@ async function driveInputRounds(
   params: Record<string, unknown>,
   channel: ClientChannel,
   sent: { signal: AbortSignal; onProgress: (p: Progress) => void },
+  caller: AbortSignal | undefined,
 ): Promise<Record<string, unknown>> {
   let retry: Record<string, unknown> = {};
   for (let round = 0; ; round++) {
     const result = await wire.request({ ...params, ...retry }, { ...sent, inputRequired: true });
     if (result.resultType !== "input_required") return result;
+    // The caller has gone: its client is not asked, and the tool is not called again.
+    caller?.throwIfAborted();
     if (round >= MAX_INPUT_ROUNDS)
       throw new Error(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`);
     const requests = isRecord(result.inputRequests) ? result.inputRequests : {};

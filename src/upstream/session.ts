@@ -216,8 +216,9 @@ export class SdkSession implements UpstreamSession {
             this.asker,
             this.wire(),
             this.callParams(name, args, o, o.client, tasks),
-            creating.options,
+            o,
             o.client,
+            creating.options.signal,
           )
         : await this.client.request(
             { method: "tools/call", params: this.callParams(name, args, o, undefined, tasks) },
@@ -228,7 +229,11 @@ export class SdkSession implements UpstreamSession {
       creating.done();
     }
     const task = caughtTask(result);
-    if (!task) return result;
+    if (!task) {
+      // A plain answer that came after its caller left is dropped, as the SDK drops it.
+      o.signal?.throwIfAborted();
+      return result;
+    }
     if (!tasks) {
       throw new Error(
         "the upstream answered with a task though mcpx did not declare the tasks extension",

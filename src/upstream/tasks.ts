@@ -131,8 +131,12 @@ export async function callAsTask(
     creating.done();
   }
   const task = created.task;
-  // A server may answer a task-augmented request at once, as a plain call.
-  if (!isRecord(task) || typeof task.taskId !== "string") return created;
+  // A server may answer a task-augmented request at once, as a plain call (dropped when its
+  // caller has left meanwhile, as the SDK drops it).
+  if (!isRecord(task) || typeof task.taskId !== "string") {
+    o.signal?.throwIfAborted();
+    return created;
+  }
   return followTask(wire, task, o);
 }
 
@@ -217,7 +221,8 @@ export async function followTask(
       return outcomeOf(latest, status);
     }
   } catch (err) {
-    if (status !== undefined && !isTerminalStatus(status)) {
+    // A task without a status we know is not known to have ended either.
+    if (status === undefined || !isTerminalStatus(status)) {
       // Best effort: the caller has gone (or the call failed here); the upstream stops the task
       // if it can.
       const { signal: _gone, ...rest } = o;

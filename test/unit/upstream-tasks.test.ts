@@ -139,6 +139,44 @@ describe("callAsTask", () => {
     // The follow-up carries the call's trace, as the tools/call did (session.ts sets its _meta).
     expect(sent[1]?.params._meta).toEqual({ traceparent });
   });
+
+  it("cancels a task whose creation arrives after the caller left, and drops a plain answer then", async () => {
+    for (const answer of [task("working"), task("")]) {
+      const abort = new AbortController();
+      const { wire, sent } = scripted({
+        // The caller leaves while the answer is on its way back.
+        "tools/call": [
+          () => {
+            abort.abort(new Error("client went away"));
+            return answer;
+          },
+        ],
+        "tasks/cancel": [() => ({})],
+      });
+      const call = callAsTask(
+        wire,
+        { name: "t", arguments: {} },
+        { timeoutMs: 1_000, signal: abort.signal },
+      );
+      // (A status-less task goes to tasks/result, which this script does not answer.)
+      await expect(call).rejects.toThrow(answer.task.status ? "client went away" : "tasks/result");
+      // A task without a status is not known to have ended: it is cancelled too.
+      expect(sent[0]?.method).toBe("tools/call");
+      expect(sent.at(-1)).toMatchObject({ method: "tasks/cancel", params: { taskId: "up-1" } });
+    }
+    const abort = new AbortController();
+    const { wire } = scripted({
+      "tools/call": [
+        () => {
+          abort.abort(new Error("client went away"));
+          return { content: [{ type: "text", text: "late" }] };
+        },
+      ],
+    });
+    await expect(
+      callAsTask(wire, { name: "t", arguments: {} }, { timeoutMs: 1_000, signal: abort.signal }),
+    ).rejects.toThrow("client went away");
+  });
 });
 
 /** A 2026-07-28 CreateTaskResult as wire.ts catches it. */
