@@ -2,6 +2,7 @@
  * The calls and reads under way, each with the controller that cancels it, and the drain that
  * ends them at shutdown: stop taking new ones, give those running a grace period, cancel the rest.
  */
+import { settledWithin } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { SHUTTING_DOWN } from "./failures.js";
 
@@ -44,12 +45,7 @@ export class InFlight {
     const pending = [...this.running.keys()];
     if (pending.length === 0) return;
     this.log.info(`waiting up to ${graceMs} ms for ${pending.length} call(s) to finish`);
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, graceMs);
-    });
-    await Promise.race([Promise.allSettled(pending), grace]);
-    clearTimeout(timer);
+    await settledWithin(Promise.allSettled(pending), graceMs);
     if (this.running.size > 0) {
       this.log.warn(`cancelling ${this.running.size} call(s) still running after ${graceMs} ms`);
       for (const controller of this.running.values()) controller.abort(new Error(SHUTTING_DOWN));

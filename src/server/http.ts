@@ -9,6 +9,7 @@ import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
+import { settledWithin } from "../clock.js";
 import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
 import { isRecord, textNestsDeeper } from "../json.js";
@@ -195,10 +196,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       dashboard.close();
       legacy.close();
       await modern.close();
-      let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
-      await Promise.race([closing, grace]);
-      clearTimeout(timer);
+      await settledWithin(closing, CLOSE_GRACE_MS);
       server.closeAllConnections();
       await closing;
     },

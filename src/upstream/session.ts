@@ -49,6 +49,7 @@ import {
 import { paginate } from "./paginate.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
+import { settledWithin } from "../clock.js";
 import { isRecord } from "../json.js";
 import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
 
@@ -64,6 +65,9 @@ export const CLIENT_CAPABILITIES = {
   // MCP Apps: servers list their UI tools to clients that render them; mcpx relays them.
   extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } },
 };
+
+/** How long closing a session waits for requests that outlived their caller. */
+export const LEFTOVER_SETTLE_MS = 2_000;
 
 /** The SDK's timeout is replaced by the call's own deadline when it may ask its client. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
@@ -84,6 +88,8 @@ export class SdkSession implements UpstreamSession {
   private readonly updateHandlers = new Set<(uri: string) => void>();
   /** Listeners of the upstream's notifications/tasks/status, by its task id. */
   private readonly taskListeners = new Map<string, (task: Record<string, unknown>) => void>();
+  /** Requests that outlived their caller (see TaskWire.outlive), until they settle. */
+  private readonly leftovers = new Set<Promise<void>>();
 
   constructor(
     private readonly client: Client,
@@ -268,6 +274,14 @@ export class SdkSession implements UpstreamSession {
         this.taskListeners.set(taskId, fn);
         return () => this.taskListeners.delete(taskId);
       },
+      outlive: (request) => {
+        const settled = request.then(
+          () => undefined,
+          () => undefined,
+        );
+        this.leftovers.add(settled);
+        void settled.then(() => this.leftovers.delete(settled));
+      },
     };
   }
 
@@ -443,6 +457,10 @@ export class SdkSession implements UpstreamSession {
   }
 
   async close(): Promise<void> {
+    // A tasks/cancel on its way is let finish (a while), not cut off with the task left running.
+    if (this.leftovers.size > 0) {
+      await settledWithin(Promise.all(this.leftovers), LEFTOVER_SETTLE_MS);
+    }
     await this.client.close();
     this.asker.close();
   }

@@ -84,6 +84,8 @@ export interface TaskWire {
   onStatus(taskId: string, fn: (task: Record<string, unknown>) => void): () => void;
   /** 2026-07-28: the `inputResponses` to a task's `inputRequests` (its call's client's). */
   answer(requests: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** A request sent after its caller left (tasks/cancel): the session's close waits for it. */
+  outlive(request: Promise<unknown>): void;
 }
 
 /** Whether an upstream's declared capabilities let tools/call run as a task (2025-11-25). */
@@ -226,7 +228,7 @@ export async function followTask(
       // Best effort: the caller has gone (or the call failed here); the upstream stops the task
       // if it can.
       const { signal: _gone, ...rest } = o;
-      void send("tasks/cancel", {}, rest).catch(() => undefined);
+      wire.outlive(send("tasks/cancel", {}, rest));
     }
     throw err;
   } finally {

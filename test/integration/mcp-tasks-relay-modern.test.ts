@@ -288,12 +288,18 @@ describe("a span per task follow-up toward the upstream", () => {
 
   it("tasks/get, tasks/result and tasks/cancel are children of the call's upstream span, their traceparent sent", async () => {
     const otlp = await otlpReceiver();
+    // tasks/cancel answered 400 ms after the task is cancelled: mcpx, shut down meanwhile,
+    // waits for the answer (its span ends "ok", not cut off as "failed").
+    const slowCancel = await startHttpFixture(
+      { TASKS_HTTP: "1", TASKS_LOG: LOG, TASKS_CANCEL_ANSWER_MS: "400" },
+      "tasks-modern.mjs",
+    );
     const traced = writeConfig(
       {
         taskAfter: 5_000,
         tracing: { otlp: otlp.url },
         mcpServers: {
-          remote: { url: remote.url },
+          remote: { url: slowCancel.url },
           // 2025-11-25 relay: tasks/result.
           legacy: fixtureServer("tasks.mjs"),
         },
@@ -331,6 +337,7 @@ describe("a span per task follow-up toward the upstream", () => {
       // Spans are exported at the latest when mcpx shuts down.
       await mcpx.close();
       await otlp.close();
+      await stop(slowCancel.child);
       spans = otlp.spans;
     }
     const byId = new Map(spans.map((sp) => [sp.spanId, sp]));

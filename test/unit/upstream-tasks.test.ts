@@ -29,6 +29,8 @@ function scripted(
   let following!: () => void;
   /** Settles once the task is followed (its status listener set). */
   const followed = new Promise<void>((resolve) => (following = resolve));
+  /** Requests handed to the session to outlive their caller. */
+  const outlived: Promise<unknown>[] = [];
   const wire: TaskWire = {
     era,
     answer: (requests) =>
@@ -45,8 +47,15 @@ function scripted(
       following();
       return () => (listener = undefined);
     },
+    outlive: (request) => void outlived.push(request.catch(() => undefined)),
   };
-  return { wire, sent, followed, notify: (task: Record<string, unknown>) => listener?.(task) };
+  return {
+    wire,
+    sent,
+    outlived,
+    followed,
+    notify: (task: Record<string, unknown>) => listener?.(task),
+  };
 }
 
 const task = (status: string, extra: Record<string, unknown> = {}) => ({
@@ -119,7 +128,7 @@ describe("callAsTask", () => {
 
   it("cancels the upstream task when the caller gives up", async () => {
     const abort = new AbortController();
-    const { wire, sent, followed } = scripted({
+    const { wire, sent, outlived, followed } = scripted({
       "tools/call": [() => task("working", { pollInterval: 60_000 })],
       "tasks/cancel": [() => ({})],
     });
@@ -138,6 +147,8 @@ describe("callAsTask", () => {
     ]);
     // The follow-up carries the call's trace, as the tools/call did (session.ts sets its _meta).
     expect(sent[1]?.params._meta).toEqual({ traceparent });
+    // The session is handed the tasks/cancel, to let it finish when it closes.
+    expect(outlived).toHaveLength(1);
   });
 
   it("cancels a task whose creation arrives after the caller left, and drops a plain answer then", async () => {
