@@ -5,7 +5,11 @@
  */
 import { createServer, type RequestListener, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
+import {
+  classifyInboundRequest,
+  isLegacyRequest,
+  type AuthInfo,
+} from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
@@ -218,6 +222,13 @@ function mcpRoute(
       if (await isLegacyRequest(request, options.parsedBody))
         return endpoints.legacy.fetch(request, options);
       if (request.headers.has("mcp-session-id")) {
+        // A body that is no JSON-RPC message claims no era: say what is wrong with the body.
+        const shape = classifyInboundRequest({
+          httpMethod: request.method,
+          body: options.parsedBody,
+        });
+        if (shape.kind === "reject" && shape.rung === "jsonrpc-shape")
+          return rpcError(shape.httpStatus, shape.code, shape.message);
         return rpcError(
           400,
           -32600,

@@ -279,6 +279,22 @@ describe("sessions", () => {
     expect(a.message).toMatch(/cannot use a 2025-era session/);
   });
 
+  it("a body that is no JSON-RPC message, with a 2025 session id: 400 saying what is wrong with it", async () => {
+    const sid = await openSession();
+    const headers = { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" };
+    for (const body of [{ foo: 1 }, { jsonrpc: "2.0", id: 2 }]) {
+      const a = await post(body, headers);
+      expect(a.status).toBe(400);
+      expect(a.code).toBe(-32600);
+      expect(a.message).toBe("Bad Request: the request body is not a valid JSON-RPC message");
+    }
+    const empty = await post([], headers);
+    expect(empty.status).toBe(400);
+    expect(empty.message).toMatch(/empty JSON-RPC batch/);
+    // The session still serves.
+    expect((await post(LIST, headers)).status).toBe(200);
+  });
+
   it("a 2026-07-28 discover is never given a session", async () => {
     const a = await post(DISCOVER, modernHeaders("server/discover"));
     expect(a.status).toBe(200);
