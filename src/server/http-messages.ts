@@ -1,13 +1,27 @@
 /**
- * The HTTP endpoints' small message helpers: JSON-RPC error answers that name no request, a
- * response whose end is observed (`whenEnded`), and reading request ids and cancellations out of
- * a POST's messages.
+ * The HTTP endpoints' small message helpers: JSON-RPC error answers that name no request (one
+ * for a request in the wrong era for its session), a response whose end is observed
+ * (`whenEnded`), and reading request ids and cancellations out of a POST's messages.
  */
+import { classifyInboundRequest } from "@modelcontextprotocol/server";
 import { isRecord } from "../json.js";
 
 /** A JSON-RPC error answer that names no request. */
 export function rpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
+}
+
+/** The answer to a request with a 2025 session id that is not 2025-era traffic. */
+export function notForLegacySession(httpMethod: string, body: unknown): Response {
+  // A body that is no JSON-RPC message claims no era: say what is wrong with the body.
+  const shape = classifyInboundRequest({ httpMethod, body });
+  if (shape.kind === "reject" && shape.rung === "jsonrpc-shape")
+    return rpcError(shape.httpStatus, shape.code, shape.message);
+  return rpcError(
+    400,
+    -32600,
+    "Bad Request: a 2026-07-28 request (it has the _meta envelope or MCP-Protocol-Version 2026-07-28) cannot use a 2025-era session. Send it without Mcp-Session-Id, or send 2025-era requests in that session.",
+  );
 }
 
 export function isEventStream(response: Response): boolean {

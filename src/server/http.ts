@@ -5,11 +5,7 @@
  */
 import { createServer, type RequestListener, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  classifyInboundRequest,
-  isLegacyRequest,
-  type AuthInfo,
-} from "@modelcontextprotocol/server";
+import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
@@ -22,7 +18,7 @@ import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/thr
 import type { ProxyContext } from "./context.js";
 import { fastFront, PARSE_ERROR_MESSAGE, TOO_DEEP_MESSAGE } from "./http-fast.js";
 import { LegacyEndpoint } from "./http-legacy.js";
-import { rpcError } from "./http-messages.js";
+import { notForLegacySession } from "./http-messages.js";
 import { ModernEndpoint } from "./http-modern.js";
 import {
   allowedHostnames,
@@ -222,18 +218,7 @@ function mcpRoute(
       if (await isLegacyRequest(request, options.parsedBody))
         return endpoints.legacy.fetch(request, options);
       if (request.headers.has("mcp-session-id")) {
-        // A body that is no JSON-RPC message claims no era: say what is wrong with the body.
-        const shape = classifyInboundRequest({
-          httpMethod: request.method,
-          body: options.parsedBody,
-        });
-        if (shape.kind === "reject" && shape.rung === "jsonrpc-shape")
-          return rpcError(shape.httpStatus, shape.code, shape.message);
-        return rpcError(
-          400,
-          -32600,
-          "Bad Request: a 2026-07-28 request (it has the _meta envelope or MCP-Protocol-Version 2026-07-28) cannot use a 2025-era session. Send it without Mcp-Session-Id, or send 2025-era requests in that session.",
-        );
+        return notForLegacySession(request.method, options.parsedBody);
       }
       const caller =
         callerOfAuth(options.authInfo) ?? envelopeClientName(envelopeOf(options.parsedBody));
