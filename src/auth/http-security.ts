@@ -4,6 +4,7 @@
  * apply them. A leaf of its own (src/auth/): config and logger below it, nothing above.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import { hostname, networkInterfaces } from "node:os";
 import type { NextFunction, Request, Response } from "express";
 import type { AuthConfig, Config } from "../config/load.js";
@@ -132,7 +133,20 @@ export function bearerToken(req: Request): string | null | undefined {
   return /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? null;
 }
 
-/** A JSON-RPC error answer with an HTTP status (id null: it answers no particular request). */
-export function jsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
+/**
+ * A JSON-RPC error answer with an HTTP status (id null: it answers no particular request), on
+ * node's response (Express's included).
+ */
+export function jsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+  });
+  res.end(body);
 }

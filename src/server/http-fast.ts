@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { isJsonContentType, validateHostHeader } from "@modelcontextprotocol/server";
+import { jsonRpcError } from "../auth/http-security.js";
 import { errorMessage } from "../errors.js";
 import { textNestsDeeper } from "../json.js";
 import { LIMITS } from "../limits.js";
@@ -47,7 +48,7 @@ export function fastFront(
       () => {
         // The client went away or sent less than it declared: what the app's error route says.
         if (!res.headersSent)
-          answerError(res, 400, -32600, "Bad request: the body could not be read.");
+          jsonRpcError(res, 400, -32600, "Bad request: the body could not be read.");
       },
     );
   };
@@ -109,12 +110,12 @@ async function serve(
   // body-parser: the verify step (depth) sees the raw body first, then JSON.parse (strict: an
   // object or array), the text decoded as UTF-8 without a byte-order mark.
   if (textNestsDeeper(raw, LIMITS.messageDepth)) {
-    answerError(res, 400, -32600, TOO_DEEP_MESSAGE);
+    jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE);
     return;
   }
   const body = parseStrict(raw.toString("utf8"));
   if (body === undefined) {
-    answerError(res, 400, -32700, PARSE_ERROR_MESSAGE);
+    jsonRpcError(res, 400, -32700, PARSE_ERROR_MESSAGE);
     return;
   }
   (req as IncomingMessage & { body?: unknown }).body = body;
@@ -123,7 +124,7 @@ async function serve(
     if (await legacy.direct(req, res, body, authInfoFor(caller, false))) return;
   } catch (err) {
     ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
-    if (!res.headersSent) answerError(res, 500, -32603, "Internal error");
+    if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
     return;
   }
   app(req, res);
@@ -143,14 +144,4 @@ function parseStrict(text: string): unknown {
 
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(", ") : value;
-}
-
-/** A JSON-RPC error answer, as the app's `jsonRpcError` writes it. */
-function answerError(res: ServerResponse, status: number, code: number, message: string): void {
-  const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
-  res.writeHead(status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(body),
-  });
-  res.end(body);
 }
