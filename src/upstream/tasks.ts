@@ -65,6 +65,8 @@ export function lingering(
     },
   };
 }
+/** The longest a best-effort tasks/cancel is waited for, whatever the call's timeout. */
+const CANCEL_TIMEOUT_MS = 10_000;
 /** The 2026-07-28 tasks extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** Poll bounds, whatever interval the upstream suggests. */
@@ -228,7 +230,8 @@ export async function followTask(
       // Best effort: the caller has gone (or the call failed here); the upstream stops the task
       // if it can.
       const { signal: _gone, ...rest } = o;
-      wire.outlive(send("tasks/cancel", {}, rest));
+      const timeoutMs = Math.min(rest.timeoutMs, CANCEL_TIMEOUT_MS);
+      wire.outlive(send("tasks/cancel", {}, { ...rest, timeoutMs }));
     }
     throw err;
   } finally {

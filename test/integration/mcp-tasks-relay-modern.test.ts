@@ -294,51 +294,54 @@ describe("a span per task follow-up toward the upstream", () => {
       { TASKS_HTTP: "1", TASKS_LOG: LOG, TASKS_CANCEL_ANSWER_MS: "400" },
       "tasks-modern.mjs",
     );
-    const traced = writeConfig(
-      {
-        taskAfter: 5_000,
-        tracing: { otlp: otlp.url },
-        mcpServers: {
-          remote: { url: slowCancel.url },
-          // 2025-11-25 relay: tasks/result.
-          legacy: fixtureServer("tasks.mjs"),
-        },
-      },
-      tempDir(),
-    );
-    const mcpx = await startHttp(
-      traced,
-      [],
-      { traceparent: TRACEPARENT },
-      { era: "legacy", client: newClient("legacy", "traced-client") },
-    );
-    let spans: OtlpSpan[];
+    let spans: OtlpSpan[] = [];
     try {
-      expect(
-        text(await mcpx.client.callTool(call("slow", { ms: 300, text: "s1" }, "remote"))),
-      ).toBe("s1");
-      expect(
-        text(await mcpx.client.callTool(call("slow", { ms: 300, text: "s2" }, "legacy"))),
-      ).toBe("s2");
-      // Cancelled by its client once the upstream runs it: tasks/cancel follows.
-      const gone = new AbortController();
-      const cancelled = mcpx.client.callTool(call("slow", { ms: 20_000, text: "s3" }, "remote"), {
-        signal: gone.signal,
-      });
-      await eventually(() => upstream("s3").length > 0, 10_000, "created upstream");
-      gone.abort();
-      await expect(cancelled).rejects.toThrow();
-      await eventually(
-        () => upstream("s3").some((e) => e.event === "cancelled"),
-        10_000,
-        "the upstream task cancelled",
+      const traced = writeConfig(
+        {
+          taskAfter: 5_000,
+          tracing: { otlp: otlp.url },
+          mcpServers: {
+            remote: { url: slowCancel.url },
+            // 2025-11-25 relay: tasks/result.
+            legacy: fixtureServer("tasks.mjs"),
+          },
+        },
+        tempDir(),
       );
+      const mcpx = await startHttp(
+        traced,
+        [],
+        { traceparent: TRACEPARENT },
+        { era: "legacy", client: newClient("legacy", "traced-client") },
+      );
+      try {
+        expect(
+          text(await mcpx.client.callTool(call("slow", { ms: 300, text: "s1" }, "remote"))),
+        ).toBe("s1");
+        expect(
+          text(await mcpx.client.callTool(call("slow", { ms: 300, text: "s2" }, "legacy"))),
+        ).toBe("s2");
+        // Cancelled by its client once the upstream runs it: tasks/cancel follows.
+        const gone = new AbortController();
+        const cancelled = mcpx.client.callTool(call("slow", { ms: 20_000, text: "s3" }, "remote"), {
+          signal: gone.signal,
+        });
+        await eventually(() => upstream("s3").length > 0, 10_000, "created upstream");
+        gone.abort();
+        await expect(cancelled).rejects.toThrow();
+        await eventually(
+          () => upstream("s3").some((e) => e.event === "cancelled"),
+          10_000,
+          "the upstream task cancelled",
+        );
+      } finally {
+        // Spans are exported at the latest when mcpx shuts down.
+        await mcpx.close();
+        await otlp.close();
+        spans = otlp.spans;
+      }
     } finally {
-      // Spans are exported at the latest when mcpx shuts down.
-      await mcpx.close();
-      await otlp.close();
       await stop(slowCancel.child);
-      spans = otlp.spans;
     }
     const byId = new Map(spans.map((sp) => [sp.spanId, sp]));
     const parentOf = (sp: OtlpSpan) => byId.get(sp.parentSpanId ?? "")?.name;
