@@ -41,7 +41,8 @@ import {
   caughtTask,
   declaresTaskExtension,
   followTask,
-  lingering,
+  lingered,
+  Leftovers,
   runsToolTasks,
   withTaskExtension,
   type TaskWire,
@@ -49,7 +50,6 @@ import {
 import { paginate } from "./paginate.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
-import { settledWithin } from "../clock.js";
 import { isRecord } from "../json.js";
 import { UI_EXTENSION, UI_MIME_TYPE } from "../types.js";
 
@@ -65,9 +65,6 @@ export const CLIENT_CAPABILITIES = {
   // MCP Apps: servers list their UI tools to clients that render them; mcpx relays them.
   extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } },
 };
-
-/** How long closing a session waits for requests that outlived their caller. */
-export const LEFTOVER_SETTLE_MS = 2_000;
 
 /** The SDK's timeout is replaced by the call's own deadline when it may ask its client. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
@@ -88,8 +85,8 @@ export class SdkSession implements UpstreamSession {
   private readonly updateHandlers = new Set<(uri: string) => void>();
   /** Listeners of the upstream's notifications/tasks/status, by its task id. */
   private readonly taskListeners = new Map<string, (task: Record<string, unknown>) => void>();
-  /** Requests that outlived their caller (see TaskWire.outlive), until they settle. */
-  private readonly leftovers = new Set<Promise<void>>();
+  /** Requests that outlived their caller (TaskWire.outlive): close() waits a while for them. */
+  private readonly leftovers = new Leftovers();
 
   constructor(
     private readonly client: Client,
@@ -213,27 +210,23 @@ export class SdkSession implements UpstreamSession {
     // 2026-07-28: the upstream decides per request whether to answer with a task, if the
     // request's capabilities declare the extension (only where mcpx can follow it: o.task).
     const tasks = o.task !== undefined && this.era === "modern" && declaresTaskExtension(caps);
-    // A request that may create a task outlives its caller a little (tasks.ts, lingering).
-    const creating = tasks ? lingering(o) : { options: o, done: () => undefined };
-    let result: Record<string, unknown>;
-    try {
-      result = o.client
-        ? await callRelayed(
+    const send = (ro: RequestOptions) =>
+      o.client
+        ? callRelayed(
             this.asker,
             this.wire(),
             this.callParams(name, args, o, o.client, tasks),
             o,
             o.client,
-            creating.options.signal,
+            ro.signal,
           )
-        : await this.client.request(
+        : this.client.request(
             { method: "tools/call", params: this.callParams(name, args, o, undefined, tasks) },
             ResultSchema,
-            sdkOptions(creating.options),
+            sdkOptions(ro),
           );
-    } finally {
-      creating.done();
-    }
+    // A request that may create a task outlives its caller a little (tasks.ts, lingering).
+    const result: Record<string, unknown> = tasks ? await lingered(o, send) : await send(o);
     const task = caughtTask(result);
     if (!task) {
       // A plain answer that came after its caller left is dropped, as the SDK drops it.
@@ -274,14 +267,7 @@ export class SdkSession implements UpstreamSession {
         this.taskListeners.set(taskId, fn);
         return () => this.taskListeners.delete(taskId);
       },
-      outlive: (request) => {
-        const settled = request.then(
-          () => undefined,
-          () => undefined,
-        );
-        this.leftovers.add(settled);
-        void settled.then(() => this.leftovers.delete(settled));
-      },
+      outlive: (request) => this.leftovers.add(request),
     };
   }
 
@@ -458,9 +444,7 @@ export class SdkSession implements UpstreamSession {
 
   async close(): Promise<void> {
     // A tasks/cancel on its way is let finish (a while), not cut off with the task left running.
-    if (this.leftovers.size > 0) {
-      await settledWithin(Promise.all(this.leftovers), LEFTOVER_SETTLE_MS);
-    }
+    await this.leftovers.settle();
     await this.client.close();
     this.asker.close();
   }

@@ -17,15 +17,16 @@
  * task's creation is on its way back: the request that may create a task is cancelled only
  * `TASK_ANSWER_LINGER_MS` after the caller left (see `lingering`), so a task answered meanwhile is
  * cancelled, not left running with nobody to cancel it (`notifications/cancelled` never cancels a
- * task; over 2026-07-28 HTTP the cancelled request's stream closes, and its answer with it). Each
- * request is short, so a long
- * task is bounded by its ttl, not by the server's request timeout; each has a span of its own
- * under the call's upstream span when traces are on (`UpstreamTaskWish.trace`).
+ * task; over 2026-07-28 HTTP the cancelled request's stream closes, and its answer with it). That
+ * tasks/cancel outlives its caller too: the session's close waits a while for it (`Leftovers`).
+ * Each request is short, so a long task is bounded by its ttl, not by the server's request
+ * timeout; each has a span of its own under the call's upstream span when traces are on
+ * (`UpstreamTaskWish.trace`).
  *
  * The upstream's task id never leaves this file: the caller sees the call's result, and
  * statuses through `onStatus` (mcpx's own task, or the handle, carries them to the client).
  */
-import { systemClock, type Clock } from "../clock.js";
+import { settledWithin, systemClock, type Clock } from "../clock.js";
 import { isRecord } from "../json.js";
 import type { Era } from "../types.js";
 import type { RequestOptions, UpstreamTaskStatus, UpstreamTaskWish } from "./types.js";
@@ -65,8 +66,43 @@ export function lingering(
     },
   };
 }
+
+/** `request` sent with {@link lingering} options: it outlives its caller a little. */
+export async function lingered<T>(
+  o: RequestOptions,
+  request: (options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  const creating = lingering(o);
+  try {
+    return await request(creating.options);
+  } finally {
+    creating.done();
+  }
+}
+
+/** How long closing a session waits for requests that outlived their caller. */
+export const LEFTOVER_SETTLE_MS = 2_000;
 /** The longest a best-effort tasks/cancel is waited for, whatever the call's timeout. */
 const CANCEL_TIMEOUT_MS = 10_000;
+
+/** A session's requests that outlived their caller (tasks/cancel), until they settle. */
+export class Leftovers {
+  private readonly pending = new Set<Promise<void>>();
+
+  add(request: Promise<unknown>): void {
+    const settled = request.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pending.add(settled);
+    void settled.then(() => this.pending.delete(settled));
+  }
+
+  /** Wait for them, at most `ms`: the session closes after. */
+  async settle(ms = LEFTOVER_SETTLE_MS): Promise<void> {
+    if (this.pending.size > 0) await settledWithin(Promise.all(this.pending), ms);
+  }
+}
 /** The 2026-07-28 tasks extension's identifier. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** Poll bounds, whatever interval the upstream suggests. */
@@ -123,17 +159,13 @@ export async function callAsTask(
   o: RequestOptions,
 ): Promise<Record<string, unknown>> {
   const wish: Partial<UpstreamTaskWish> = o.task ?? {};
-  const creating = lingering(o);
-  let created: Record<string, unknown>;
-  try {
-    created = await wire.request(
+  const created = await lingered(o, (options) =>
+    wire.request(
       "tools/call",
       { ...params, task: wish.ttlMs !== undefined ? { ttl: wish.ttlMs } : {} },
-      creating.options,
-    );
-  } finally {
-    creating.done();
-  }
+      options,
+    ),
+  );
   const task = created.task;
   // A server may answer a task-augmented request at once, as a plain call (dropped when its
   // caller has left meanwhile, as the SDK drops it).

@@ -10,6 +10,7 @@ import {
   callAsTask,
   caughtTask,
   followTask,
+  Leftovers,
   lingering,
   runsToolTasks,
   type TaskWire,
@@ -328,3 +329,34 @@ describe("lingering", () => {
     expect(none.options.signal).toBeUndefined();
   });
 });
+
+describe("Leftovers", () => {
+  it("waits for a request that outlived its caller, and at most the bound for one that hangs", async () => {
+    const leftovers = new Leftovers();
+    // Nothing pending: settles at once.
+    await leftovers.settle(60_000);
+    let answer!: () => void;
+    let answered = false;
+    leftovers.add(
+      new Promise<void>((resolve) => (answer = resolve)).then(() => {
+        answered = true;
+      }),
+    );
+    // A failing one neither rejects settle() nor is waited for once failed.
+    leftovers.add(Promise.reject(new Error("connection closed")));
+    const settling = leftovers.settle(60_000);
+    answer();
+    await settling;
+    expect(answered).toBe(true);
+    // One that never answers holds the close only for the bound.
+    leftovers.add(new Promise(() => undefined));
+    expect(await Promise.race([leftovers.settle(10).then(() => "bounded"), never(5_000)])).toBe(
+      "bounded",
+    );
+  });
+});
+
+/** A promise that settles only after `ms`, as the test's failure. */
+function never(ms: number): Promise<string> {
+  return new Promise((resolve) => setTimeout(() => resolve("unbounded"), ms).unref());
+}
