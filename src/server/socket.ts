@@ -6,7 +6,6 @@
  */
 import { chmodSync, unlinkSync } from "node:fs";
 import net from "node:net";
-import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { DaemonPaths } from "../daemon/paths.js";
 import { ensureDaemonDir } from "../daemon/paths.js";
 import { LineReader, parseControl, type ControlAnswer, type DaemonStatus } from "../daemon/wire.js";
@@ -14,6 +13,7 @@ import { errorMessage } from "../errors.js";
 import { VERSION } from "../version.js";
 import type { ProxyContext } from "./context.js";
 import { serveConnection } from "./stdio.js";
+import { LineTransport } from "./stdio-transport.js";
 
 export interface SocketOptions {
   paths: DaemonPaths;
@@ -102,7 +102,7 @@ export async function serveSocket(
       `${JSON.stringify({ mcpx: "attached", version: VERSION, pid: process.pid } satisfies ControlAnswer)}\n`,
     );
     if (rest !== "") socket.unshift(Buffer.from(rest));
-    const served = serveConnection(ctx, new StdioServerTransport(socket, socket), {
+    const served = serveConnection(ctx, new LineTransport(socket, socket), {
       ...(caller !== undefined && { caller }),
     });
     socket.resume();

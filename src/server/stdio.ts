@@ -5,10 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
-import {
-  serveStdio as serveConnectionEntry,
-  StdioServerTransport,
-} from "@modelcontextprotocol/server/stdio";
+import { serveStdio as serveConnectionEntry } from "@modelcontextprotocol/server/stdio";
 import { errorMessage } from "../errors.js";
 import type { EarlyStdio } from "./early.js";
 import { ClientSubscriptions } from "./client-subscriptions.js";
@@ -20,6 +17,7 @@ import {
   watchClient,
 } from "./handlers/subscriptions.js";
 import { watchCatalog } from "./list-changed.js";
+import { LineTransport } from "./stdio-transport.js";
 import { createDownstream, DEFAULT_CALLER, envelopeClientName } from "./mcp-server.js";
 
 export interface StdioHandle {
@@ -169,9 +167,7 @@ export function serveStdio(
     stdin.once("close", resolve);
   });
   // With an early answer to initialize (src/server/early.ts), the client's lines come through it.
-  const transport = early
-    ? new StdioServerTransport(early.input, early.output)
-    : new StdioServerTransport();
+  const transport = early ? new LineTransport(early.input, early.output) : new LineTransport();
   let first = true;
   let firstSent!: () => void;
   const answered = new Promise<void>((resolve) => (firstSent = resolve));

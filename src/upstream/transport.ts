@@ -6,8 +6,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import {
-  ReadBuffer,
-  serializeMessage,
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type AuthProvider,
@@ -17,6 +15,7 @@ import {
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { UpstreamSpec } from "../config/load.js";
 import { basicAuthorization } from "../config/secrets.js";
+import { LineReader, serializeLine } from "./lines.js";
 import type { FetchLike } from "./public-fetch.js";
 import { Watchdog } from "./watchdog.js";
 
@@ -91,7 +90,7 @@ export class ProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly readBuffer = new ReadBuffer();
+  private readonly readBuffer = new LineReader();
   private exited: Promise<void> | undefined;
   private exitStatus: ExitStatus | undefined;
   private closing = false;
@@ -165,7 +164,7 @@ export class ProcessTransport implements Transport {
         for (;;) {
           let message: JSONRPCMessage | null;
           try {
-            // The SDK's buffer skips lines that are not JSON; JSON that is not JSON-RPC throws.
+            // Lines that are not JSON are skipped; JSON that is not JSON-RPC throws.
             message = this.readBuffer.readMessage();
           } catch (err) {
             // A line that is not JSON-RPC (a noisy server): report it and keep reading.
@@ -198,7 +197,7 @@ export class ProcessTransport implements Transport {
           stdin.uncork();
         });
       }
-      if (stdin.write(serializeMessage(message))) resolve();
+      if (stdin.write(serializeLine(message))) resolve();
       else stdin.once("drain", resolve);
     });
   }

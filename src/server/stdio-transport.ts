@@ -1,0 +1,106 @@
+/**
+ * The server side of a newline-delimited JSON-RPC stream (stdin/stdout, or a daemon's socket):
+ * the SDK's `StdioServerTransport`, reading through `LineReader` (src/upstream/lines.ts), which
+ * skips the SDK's schema parse for messages it certainly accepts unchanged. Same contract: lines
+ * that are not JSON are skipped, JSON that is not JSON-RPC is reported through `onerror`, an
+ * overlong line closes the transport, and the input ending closes it.
+ */
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+import { LineReader, serializeLine } from "../upstream/lines.js";
+
+export class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private readonly reader = new LineReader();
+  private started = false;
+  private closed = false;
+
+  constructor(
+    private readonly input: NodeJS.ReadableStream = process.stdin,
+    private readonly output: NodeJS.WritableStream = process.stdout,
+  ) {}
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    try {
+      this.reader.append(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.reader.readMessage();
+      } catch (err) {
+        this.onerror?.(err as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  };
+
+  private readonly onInputError = (err: Error): void => this.onerror?.(err);
+
+  private readonly onOutputError = (err: Error): void => {
+    if (this.closed) return;
+    this.onerror?.(err);
+    void this.close();
+  };
+
+  private readonly onInputEnd = (): void => void this.close();
+
+  start(): Promise<void> {
+    if (this.started) return Promise.reject(new Error("LineTransport already started"));
+    this.started = true;
+    const input = this.input as NodeJS.ReadableStream & {
+      readableEnded?: boolean;
+      destroyed?: boolean;
+    };
+    if (input.readableEnded || input.destroyed) setImmediate(this.onInputEnd);
+    input.on("data", this.onData);
+    input.on("error", this.onInputError);
+    input.on("end", this.onInputEnd);
+    input.on("close", this.onInputEnd);
+    this.output.on("error", this.onOutputError);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    const input = this.input;
+    input.off("data", this.onData);
+    input.off("error", this.onInputError);
+    input.off("end", this.onInputEnd);
+    input.off("close", this.onInputEnd);
+    // Stay subscribed until the end: an error after close must not go unhandled.
+    this.output.off("error", this.onOutputError);
+    this.output.on("error", ignore);
+    if (input.listenerCount("data") === 0) input.pause();
+    this.reader.clear();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("LineTransport is closed"));
+    const output = this.output;
+    if (output.write(serializeLine(message))) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error) => {
+        output.off("drain", done);
+        output.off("error", done);
+        if (err) reject(err);
+        else resolve();
+      };
+      output.once("drain", done);
+      output.once("error", done);
+    });
+  }
+}
+
+function ignore(): void {}

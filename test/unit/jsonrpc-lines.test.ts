@@ -1,0 +1,254 @@
+/**
+ * src/upstream/lines.ts reads stdio lines without the SDK's schema parse on the hot path: for
+ * every value, it must return exactly what the SDK's `parseJSONRPCMessage` returns, or throw
+ * where it throws. fast-check draws messages near the schema's edges (ids, keys, `_meta`).
+ */
+import { PassThrough } from "node:stream";
+import { isDeepStrictEqual } from "node:util";
+import { parseJSONRPCMessage, ReadBuffer } from "@modelcontextprotocol/client";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { LineTransport } from "../../src/server/stdio-transport.js";
+import { LineReader, toJsonRpcMessage } from "../../src/upstream/lines.js";
+
+const id = fc.oneof(
+  fc.string({ maxLength: 4 }),
+  fc.integer(),
+  fc.constantFrom(1.5, -0, 2 ** 53, Number.MAX_SAFE_INTEGER, null, true),
+);
+const meta = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.constant([]),
+  fc.record(
+    {
+      progressToken: id,
+      "io.modelcontextprotocol/related-task": fc.oneof(
+        fc.record({ taskId: fc.string({ maxLength: 3 }) }),
+        fc.record({ taskId: fc.string({ maxLength: 3 }), extra: fc.integer() }),
+      ),
+      "io.modelcontextprotocol/serverInfo": fc.oneof(
+        fc.record({ name: fc.string({ maxLength: 3 }), version: fc.string({ maxLength: 3 }) }),
+        fc.integer(),
+      ),
+      other: fc.jsonValue({ maxDepth: 1 }),
+    },
+    { requiredKeys: [] },
+  ),
+);
+const params = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.constant("p"),
+  fc.constant([1]),
+  fc.record({ _meta: meta, name: fc.string({ maxLength: 3 }) }, { requiredKeys: [] }),
+);
+const error = fc.oneof(
+  fc.record(
+    {
+      code: fc.oneof(fc.integer(), fc.constant(1.5)),
+      message: fc.oneof(fc.string({ maxLength: 3 }), fc.integer()),
+      data: fc.jsonValue({ maxDepth: 1 }),
+      extra: fc.integer(),
+    },
+    { requiredKeys: [] },
+  ),
+  fc.constant(null),
+);
+const version = fc.constantFrom("2.0", "2.0", "2.0", "1.0", 2);
+const method = fc.oneof(fc.constantFrom("tools/call", "notifications/cancelled"), fc.integer());
+const result = fc.oneof(
+  fc.record({ _meta: meta, content: fc.constant([]) }, { requiredKeys: [] }),
+  fc.constant([]),
+  fc.constant(null),
+);
+/** Each kind of message, its members near their edges, sometimes with a stranger among them. */
+const shaped = fc.oneof(
+  fc.record(
+    { jsonrpc: version, id, method, params, extra: fc.integer() },
+    {
+      requiredKeys: ["jsonrpc", "id", "method"],
+    },
+  ),
+  fc.record(
+    { jsonrpc: version, method, params, extra: fc.integer() },
+    {
+      requiredKeys: ["jsonrpc", "method"],
+    },
+  ),
+  fc.record(
+    { jsonrpc: version, id, result, extra: fc.integer() },
+    {
+      requiredKeys: ["jsonrpc", "id", "result"],
+    },
+  ),
+  fc.record(
+    { jsonrpc: version, id, error, extra: fc.integer() },
+    {
+      requiredKeys: ["jsonrpc", "error"],
+    },
+  ),
+);
+/** Objects whose keys are drawn from every JSON-RPC member (and strangers), values near edges. */
+const anyKeys = fc.record(
+  { jsonrpc: version, id, method, params, result, error, extra: fc.integer() },
+  { requiredKeys: [] },
+);
+/** Well-formed messages: the fast path's share. */
+const okId = fc.oneof(fc.string({ maxLength: 4 }), fc.integer());
+const okMeta = fc.record(
+  { progressToken: okId, other: fc.jsonValue({ maxDepth: 1 }) },
+  { requiredKeys: [] },
+);
+const okParams = fc.record(
+  { _meta: okMeta, name: fc.string({ maxLength: 3 }) },
+  { requiredKeys: [] },
+);
+const wellFormed = fc.oneof(
+  fc.record(
+    { jsonrpc: fc.constant("2.0"), id: okId, method: fc.string(), params: okParams },
+    {
+      requiredKeys: ["jsonrpc", "id", "method"],
+    },
+  ),
+  fc.record(
+    { jsonrpc: fc.constant("2.0"), method: fc.string(), params: okParams },
+    {
+      requiredKeys: ["jsonrpc", "method"],
+    },
+  ),
+  fc.record({
+    jsonrpc: fc.constant("2.0"),
+    id: okId,
+    result: fc.record({ _meta: okMeta, content: fc.constant([]) }, { requiredKeys: [] }),
+  }),
+  // A result naming its server: the SDK checks that name (and drops one it cannot read).
+  fc.record({
+    jsonrpc: fc.constant("2.0"),
+    id: okId,
+    result: fc.record({
+      _meta: fc.record({
+        "io.modelcontextprotocol/serverInfo": fc.oneof(
+          fc.record({ name: fc.string({ maxLength: 3 }), version: fc.string({ maxLength: 3 }) }),
+          fc.record({ name: fc.integer() }),
+        ),
+      }),
+    }),
+  }),
+);
+const message = fc
+  .oneof(wellFormed, shaped, anyKeys)
+  .map((m) => JSON.parse(JSON.stringify(m)) as unknown);
+
+const outcome = (f: () => unknown): { value: unknown } | { threw: string } => {
+  try {
+    return { value: f() };
+  } catch (err) {
+    return { threw: String(err) };
+  }
+};
+
+describe("JSON-RPC lines", () => {
+  it("accepts, returns and refuses exactly what the SDK's parse does", () => {
+    let fast = 0;
+    fc.assert(
+      fc.property(message, (value) => {
+        const sdk = outcome(() => parseJSONRPCMessage(value));
+        const ours = outcome(() => toJsonRpcMessage(value));
+        if ("value" in ours && ours.value === value) fast++;
+        expect(isDeepStrictEqual(ours, sdk)).toBe(true);
+      }),
+      { numRuns: 4000 },
+    );
+    // The fast path is taken (else this test proves nothing about it).
+    expect(fast).toBeGreaterThan(500);
+  });
+
+  it("reads a stream the way the SDK's ReadBuffer does", () => {
+    const text = [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}',
+      "not json",
+      '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}\r',
+      '{"jsonrpc":"2.0","id":3,"result":{}}',
+      '{"jsonrpc":"2.0","method":"notifications/x"}',
+      '{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"m","extra":1}}',
+      '{"jsonrpc":"2.0","id":5,"unexpected":true}',
+      '{"jsonrpc":"2.0","id":6,"result":{"v":"é"}}',
+      '{"jsonrpc":"2.0","id":7,"res',
+    ].join("\n");
+    const bytes = Buffer.from(text);
+    const drain = (reader: { readMessage(): unknown }) => {
+      const out: unknown[] = [];
+      for (;;) {
+        const got = outcome(() => reader.readMessage());
+        if ("value" in got && got.value === null) return out;
+        out.push(got);
+      }
+    };
+    // Chunks split anywhere, a multi-byte character included.
+    for (const cut of [1, 7, 70, 150, bytes.length - 3]) {
+      const ours = new LineReader();
+      const sdk = new ReadBuffer();
+      const seen: unknown[][] = [[], []];
+      for (const chunk of [bytes.subarray(0, cut), bytes.subarray(cut)]) {
+        ours.append(chunk);
+        sdk.append(chunk);
+        seen[0]!.push(...drain(ours));
+        seen[1]!.push(...drain(sdk));
+      }
+      expect(seen[0]).toEqual(seen[1]);
+      expect(seen[0]).toHaveLength(7);
+    }
+  });
+
+  it("refuses to buffer past its bound, then reads on", () => {
+    const reader = new LineReader(16);
+    expect(() => reader.append(Buffer.from("x".repeat(17)))).toThrow(/maximum size of 16/);
+    reader.append(Buffer.from('{"jsonrpc":"2.0","method":"a"}\n'.slice(0, 16)));
+    expect(reader.readMessage()).toBeNull();
+  });
+});
+
+describe("LineTransport", () => {
+  it("delivers messages, reports what is not JSON-RPC, reads on, and closes when input ends", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const transport = new LineTransport(input, output);
+    const got: unknown[] = [];
+    const errors: string[] = [];
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    transport.onmessage = (m) => got.push(m);
+    transport.onerror = (e) => errors.push(e.message);
+    await transport.start();
+    input.write(
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"oops":1}\nnoise\n',
+    );
+    input.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    await transport.send({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(String(output.read())).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+    input.end();
+    await closed;
+    expect(got).toEqual([
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+    ]);
+    expect(errors).toHaveLength(1);
+    await expect(transport.send({ jsonrpc: "2.0", method: "x" })).rejects.toThrow(/closed/);
+  });
+
+  it("waits for a full output to drain", async () => {
+    const output = new PassThrough({ highWaterMark: 8 });
+    const transport = new LineTransport(new PassThrough(), output);
+    await transport.start();
+    let sent = false;
+    const sending = transport.send({ jsonrpc: "2.0", method: "notifications/x" }).then(() => {
+      sent = true;
+    });
+    await Promise.resolve();
+    expect(sent).toBe(false);
+    output.read();
+    await sending;
+    expect(sent).toBe(true);
+    await transport.close();
+  });
+});
