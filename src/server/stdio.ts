@@ -5,7 +5,6 @@
  */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
-import { serveStdio as serveConnectionEntry } from "@modelcontextprotocol/server/stdio";
 import { errorMessage } from "../errors.js";
 import type { EarlyStdio } from "./early.js";
 import { ClientSubscriptions } from "./client-subscriptions.js";
@@ -17,6 +16,7 @@ import {
   watchClient,
 } from "./handlers/subscriptions.js";
 import { watchCatalog } from "./list-changed.js";
+import { serveByOpening } from "./stdio-opening.js";
 import { LineTransport } from "./stdio-transport.js";
 import { createDownstream, DEFAULT_CALLER, envelopeClientName } from "./mcp-server.js";
 
@@ -69,7 +69,8 @@ export function serveConnection(
       ctx.registry.clientLeft(clientId);
     },
   });
-  return serveConnectionEntry(
+  return serveByOpening(
+    wire,
     ({ era }) => {
       const memory: SessionMemory = { subscriptions: subs };
       const server = createDownstream(ctx, {
@@ -93,11 +94,7 @@ export function serveConnection(
       };
       return server;
     },
-    {
-      legacy: "serve",
-      transport: wire,
-      onerror: (err) => ctx.logger.debug(`stdio: ${errorMessage(err)}`),
-    },
+    (err) => ctx.logger.debug(`stdio: ${errorMessage(err)}`),
   );
 }
 

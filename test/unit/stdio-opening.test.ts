@@ -1,0 +1,131 @@
+/**
+ * The opening of a stdio connection (src/server/stdio-opening.ts): a plain 2025-era `initialize`
+ * pins a legacy instance on the wire itself, everything else goes to the SDK's entry; either
+ * way every message is answered, in order, however many arrive in one read.
+ */
+import { PassThrough } from "node:stream";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Proxy } from "../../src/proxy.js";
+import { serveConnection } from "../../src/server/stdio.js";
+import { opensLegacy } from "../../src/server/stdio-opening.js";
+import { LineTransport } from "../../src/server/stdio-transport.js";
+import { MODERN_VERSION } from "../helpers/clients.js";
+import { memoryProxy } from "../helpers/inmemory.js";
+
+const echo = () => {
+  const server = new McpServer({ name: "echo", version: "1.0.0" });
+  server.registerTool("echo", { description: "Echo." }, () => ({
+    content: [{ type: "text", text: "pong" }],
+  }));
+  return server;
+};
+
+/** A proxy served on a line stream; `send` writes raw lines, `next` reads the answers. */
+function lineConnection(proxy: Proxy) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const served = serveConnection(proxy.context, new LineTransport(input, output));
+  let text = "";
+  const waiting: (() => void)[] = [];
+  output.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const wake of waiting.splice(0)) wake();
+  });
+  const next = async (): Promise<Record<string, unknown>> => {
+    for (;;) {
+      const end = text.indexOf("\n");
+      if (end >= 0) {
+        const line = text.slice(0, end);
+        text = text.slice(end + 1);
+        return JSON.parse(line) as Record<string, unknown>;
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  };
+  return {
+    send: (...messages: unknown[]) =>
+      input.write(messages.map((m) => `${JSON.stringify(m)}\n`).join("")),
+    next,
+    close: async () => {
+      input.end();
+      await served.close();
+    },
+  };
+}
+
+const initialize = (params: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+    ...params,
+  },
+});
+
+describe("stdio opening", () => {
+  let proxy: Proxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  it("tells a plain initialize from every other first message", () => {
+    expect(opensLegacy(initialize() as never)).toBe(true);
+    expect(opensLegacy({ jsonrpc: "2.0", id: 1, method: "initialize" })).toBe(true);
+    expect(opensLegacy(initialize({ _meta: {} }) as never)).toBe(false);
+    expect(opensLegacy({ jsonrpc: "2.0", id: 1, method: "tools/list" })).toBe(false);
+    expect(opensLegacy({ jsonrpc: "2.0", method: "initialize" })).toBe(false);
+  });
+
+  it("answers a legacy opening and what came with it in one read, in order", async () => {
+    proxy = memoryProxy({ echo });
+    await proxy.start();
+    const c = lineConnection(proxy);
+    try {
+      // All in one chunk: the later messages arrive while the instance is still connecting.
+      c.send(
+        initialize(),
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/list" },
+        { jsonrpc: "2.0", id: 3, method: "ping" },
+      );
+      const first = await c.next();
+      expect(first.id).toBe(1);
+      expect((first.result as { protocolVersion: string }).protocolVersion).toBe("2025-06-18");
+      // Requests run side by side: their answers may come in any order.
+      const rest = new Map([await c.next(), await c.next()].map((m) => [m.id, m]));
+      const listed = rest.get(2)?.result as { tools: { name: string }[] };
+      expect(listed.tools.map((t) => t.name)).toContain("call");
+      expect(rest.get(3)).toEqual({ jsonrpc: "2.0", id: 3, result: {} });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("leaves a 2026-07-28 opening to the SDK's entry", async () => {
+    proxy = memoryProxy({ echo });
+    await proxy.start();
+    const c = lineConnection(proxy);
+    try {
+      const meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      };
+      c.send({ jsonrpc: "2.0", id: 7, method: "server/discover", params: { _meta: meta } });
+      const answer = await c.next();
+      expect(answer.id).toBe(7);
+      expect(JSON.stringify(answer.result)).toContain(MODERN_VERSION);
+      c.send({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: meta } });
+      const listed = await c.next();
+      expect(listed.id).toBe(8);
+      expect(JSON.stringify(listed.result)).toContain('"call"');
+    } finally {
+      await c.close();
+    }
+  });
+});
