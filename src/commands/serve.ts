@@ -41,6 +41,8 @@ export async function serve(cli: ServeOptions, early?: EarlyStdio): Promise<numb
     ...cacheDir(config),
     stateDir: defaultStateDir(process.env),
   });
+  // The upstreams start after serving began: a call that comes first waits for them.
+  proxy.context.registry.holdUntilStart();
   const telemetry = await loadTelemetry(cli, proxy);
   const lifecycle = installShutdown(proxy, config, logger, logFile);
   lifecycle.telemetry = telemetry;

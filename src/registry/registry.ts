@@ -271,9 +271,11 @@ export class Registry {
    * then warm spare sessions of the eager ones and close the lazy ones. Never rejects.
    */
   async start(): Promise<void> {
-    await Promise.all(
-      [...this.states.keys()].filter((n) => this.needsDiscovery(n)).map((n) => this.discover(n)),
-    );
+    const discoveries = [...this.states.keys()]
+      .filter((n) => this.needsDiscovery(n))
+      .map((n) => this.discover(n));
+    this.states.began();
+    await Promise.all(discoveries);
     for (const group of this.groupsByKey.values()) {
       if (group.names.some((name) => this.states.get(name)?.status === "ready")) {
         this.settle(group);
@@ -405,6 +407,11 @@ export class Registry {
    */
   started(name: string, signal?: AbortSignal): Promise<void> {
     return this.states.started(name, signal);
+  }
+
+  /** start() comes later (serve): until it has begun, a call to a server starting waits for it. */
+  holdUntilStart(): void {
+    this.states.holdUntilStart();
   }
 
   /**

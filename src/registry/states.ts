@@ -23,6 +23,8 @@ export class ServerStates extends Map<string, ServerState> {
   private readonly listeners = new Set<ChangeListener>();
   /** server name → its discovery under way (settles, never rejects). */
   private readonly pending = new Map<string, Promise<void>>();
+  /** Settles once the discoveries began (`holdUntilStart`); unset: they began, or none is due. */
+  private begun: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     private readonly log: Logger,
@@ -98,18 +100,28 @@ export class ServerStates extends Map<string, ServerState> {
    * rejects only when `signal` aborts first.
    */
   async started(name: string, signal?: AbortSignal): Promise<void> {
+    // Before the discoveries began, a server still starting has none under way yet: wait for it.
+    if (this.begun && this.get(name)?.status === "starting")
+      await until(this.begun.promise, signal);
     const pending = this.pending.get(name);
-    if (!pending) return;
-    if (!signal) return pending;
-    signal.throwIfAborted();
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason as Error);
-      signal.addEventListener("abort", onAbort, { once: true });
-      void pending.then(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      });
-    });
+    if (pending) await until(pending, signal);
+  }
+
+  /**
+   * The discoveries will begin later (`began`): until then, `started` waits for them rather than
+   * finding none under way (a stdio client's first call can arrive before the upstreams start,
+   * which waits for its initialize to be answered).
+   */
+  holdUntilStart(): void {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.begun = { promise, resolve };
+  }
+
+  /** Every discovery due at start is under way. */
+  began(): void {
+    this.begun?.resolve();
+    this.begun = undefined;
   }
 
   /**
@@ -272,4 +284,18 @@ export class ServerStates extends Map<string, ServerState> {
       this.emit(name);
     }
   }
+}
+
+/** `promise`, or a rejection with `signal`'s reason once it aborts first. */
+async function until(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }

@@ -8,7 +8,6 @@
  * that is not a plain 2025-era `initialize` as the first message is left to the real server.
  */
 import { readFileSync } from "node:fs";
-import { PassThrough, Writable } from "node:stream";
 import { VERSION } from "../version.js";
 
 /** What mcpx declares to every client (src/server/mcp-server.ts builds its server with it). */
@@ -36,10 +35,13 @@ export const EARLY_PROTOCOL_VERSIONS: readonly string[] = [
 ];
 
 export interface EarlyStdio {
-  /** What the real transport reads: every client line, in order. */
-  readonly input: PassThrough;
-  /** What the real transport writes to: stdout, minus its answer to an early-answered request. */
-  readonly output: Writable;
+  /**
+   * Stop reading: every byte read so far (the first line included), for the transport that reads
+   * on from stdin in the same turn of the event loop.
+   */
+  takeover(): Buffer;
+  /** True once, for the real server's answer to the early-answered request: it is not sent. */
+  isAnswered(message: Record<string, unknown>): boolean;
   /** Resolves once an early answer was written (never, when the first message did not allow one). */
   readonly answered: Promise<void>;
   /** Stop reading stdin (mcpx exits without serving: a bad config). */
@@ -90,38 +92,36 @@ export function earlyInitializeResult(params: unknown): Record<string, unknown> 
 }
 
 /**
- * Start reading `stdin` now: answer a first plain `initialize` at once, and hand every line to
- * the transport built later on `input`/`output`.
+ * Start reading `stdin` now: answer a first plain `initialize` at once, and keep every byte read
+ * for the transport that takes over (`takeover`).
  */
 export function earlyStdio(
   stdin: NodeJS.ReadableStream & { destroy(): void } = process.stdin,
   stdout: NodeJS.WritableStream = process.stdout,
 ): EarlyStdio {
-  const input = new PassThrough();
+  /** Every chunk read so far, until the transport takes over. */
+  const read: Buffer[] = [];
   let answeredId: string | number | undefined;
   let dropped = false;
   let first = true;
-  let pending = "";
   let markAnswered!: () => void;
   const answered = new Promise<void>((resolve) => (markAnswered = resolve));
 
   const onData = (chunk: Buffer | string) => {
-    if (first) {
-      pending += chunk.toString();
-      const end = pending.indexOf("\n");
-      if (end < 0) return;
-      first = false;
-      const id = answerFirst(pending.slice(0, end));
-      if (id !== undefined) {
-        answeredId = id;
-        markAnswered();
-      }
-      input.write(pending);
-      pending = "";
-      return;
+    read.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+    if (!first) return;
+    const head = read.length === 1 ? read[0]! : Buffer.concat(read);
+    const end = head.indexOf(10);
+    if (end < 0) return;
+    first = false;
+    const id = answerFirst(head.toString("utf8", 0, end));
+    if (id !== undefined) {
+      answeredId = id;
+      markAnswered();
     }
-    input.write(chunk);
   };
+  // An error before the takeover: the transport sees the stream end.
+  const onError = () => {};
 
   const answerFirst = (line: string): string | number | undefined => {
     let message: Record<string, unknown>;
@@ -140,39 +140,19 @@ export function earlyStdio(
   };
 
   stdin.on("data", onData);
-  stdin.once("end", () => {
-    if (pending !== "") input.write(pending);
-    input.end();
-  });
-  stdin.once("error", (err: Error) => input.destroy(err));
+  stdin.on("error", onError);
 
-  // The transport writes one message per call; lines are split anyway, in case it ever batches.
-  let partial = "";
-  const output = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      // Nothing (more) to drop, and whole lines: they go through as written (every call's answer).
-      if ((answeredId === undefined || dropped) && partial === "") {
-        const whole = chunk.toString();
-        if (whole.endsWith("\n")) return void stdout.write(whole, () => callback());
-      }
-      const text = partial + chunk.toString();
-      const lines = text.split("\n");
-      partial = lines.pop() ?? "";
-      const kept = lines.filter((line) => !isDroppedAnswer(line));
-      if (kept.length === 0) return callback();
-      stdout.write(`${kept.join("\n")}\n`, () => callback());
-    },
-  });
+  const takeover = (): Buffer => {
+    stdin.off("data", onData);
+    stdin.off("error", onError);
+    const bytes = Buffer.concat(read);
+    read.length = 0;
+    return bytes;
+  };
 
-  const isDroppedAnswer = (line: string): boolean => {
+  const isAnswered = (message: Record<string, unknown>): boolean => {
     if (answeredId === undefined || dropped) return false;
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return false;
-    }
-    if (message?.id !== answeredId || message.method !== undefined) return false;
+    if (message.id !== answeredId || "method" in message) return false;
     dropped = true;
     return true;
   };
@@ -181,5 +161,5 @@ export function earlyStdio(
     stdin.off("data", onData);
     stdin.destroy();
   };
-  return { input, output, answered, stop };
+  return { takeover, isAnswered, answered, stop };
 }

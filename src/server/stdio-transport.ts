@@ -8,6 +8,14 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { LineReader, serializeLine } from "../upstream/lines.js";
 
+/** A reader that had the input before this transport (src/server/early.ts). */
+export interface Predecessor {
+  /** Stops it reading; what it read, to be read first. Called when the transport starts. */
+  takeover(): Buffer;
+  /** True for a message it already answered: not sent again. */
+  isAnswered(message: Record<string, unknown>): boolean;
+}
+
 export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -20,6 +28,7 @@ export class LineTransport implements Transport {
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
     private readonly output: NodeJS.WritableStream = process.stdout,
+    private readonly before?: Predecessor,
   ) {}
 
   private readonly onData = (chunk: Buffer | string): void => {
@@ -60,8 +69,11 @@ export class LineTransport implements Transport {
       readableEnded?: boolean;
       destroyed?: boolean;
     };
-    if (input.readableEnded || input.destroyed) setImmediate(this.onInputEnd);
+    // In the same turn as the takeover: no chunk can fall between the two readers.
+    const read = this.before?.takeover();
     input.on("data", this.onData);
+    if (read && read.length > 0) this.onData(read);
+    if (input.readableEnded || input.destroyed) setImmediate(this.onInputEnd);
     input.on("error", this.onInputError);
     input.on("end", this.onInputEnd);
     input.on("close", this.onInputEnd);
@@ -88,6 +100,7 @@ export class LineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error("LineTransport is closed"));
+    if (this.before?.isAnswered(message as Record<string, unknown>)) return Promise.resolve();
     const output = this.output;
     if (output.write(serializeLine(message))) return Promise.resolve();
     return new Promise((resolve, reject) => {

@@ -43,6 +43,48 @@ describe("stdio: upstreams start after initialize is answered", () => {
     expect(tools.find((t) => t.name === "describe")?.description).toContain("everything");
   });
 
+  it("a call sent with initialize, before any upstream started, waits for its server", async () => {
+    const child = spawn(process.execPath, [MCPX, config()], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", ...cacheEnv(), TMPDIR: tempDir() },
+    });
+    cleanups.push(() => stop(child));
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    // One write: mcpx reads the call before it starts the upstreams (once initialize is answered).
+    child.stdin.write(
+      [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "one-shot", version: "1" },
+          },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "call", arguments: { method: "memory.read_graph", arguments: {} } },
+        },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(""),
+    );
+    const answer = () =>
+      out
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { id?: number; result?: { content: { text: string }[] } })
+        .find((m) => m.id === 2);
+    await eventually(() => answer() !== undefined, 20_000, "the answer to the call");
+    expect(answer()?.result?.content[0]?.text).toContain("entities");
+  });
+
   it("starts the upstreams of a client that sends nothing", async () => {
     const child = spawn(process.execPath, [MCPX, config()], {
       stdio: ["pipe", "pipe", "pipe"],
