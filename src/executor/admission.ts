@@ -35,7 +35,7 @@ export class Admission {
 
   /** Run `work` with a signal that the caller's signal and drain() can both abort. */
   track<T>(ctx: CallContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return this.inflight.track(ctx.signal, work);
+    return this.inflight.track(ctx.signal, work, ctx.controller);
   }
 
   /**

@@ -62,6 +62,12 @@ export interface CallContext {
    */
   view?: CatalogSource;
   signal?: AbortSignal;
+  /**
+   * The controller of `signal`, where the request made it (a `call`'s own, executor/tasks.ts):
+   * the drain aborts through it instead of a controller of its own per call. Checked: a context
+   * copied with another signal is tracked as before.
+   */
+  controller?: AbortController;
   onProgress?: (progress: Progress) => void;
   /** Upstream log messages (notifications/message) sent while the call runs. */
   onLog?: (message: LogMessage) => void;

@@ -7,7 +7,8 @@ import type { Logger } from "../logger.js";
 import { SHUTTING_DOWN } from "./failures.js";
 
 export class InFlight {
-  private readonly running = new Map<Promise<unknown>, AbortController>();
+  /** Each piece of work under way → how to cancel it. */
+  private readonly running = new Map<Promise<unknown>, (reason: unknown) => void>();
   private open = true;
 
   constructor(private readonly log: Logger) {}
@@ -17,22 +18,35 @@ export class InFlight {
     return this.open;
   }
 
-  /** Run `work` with a signal that `signal` (the client's) and drain() can both abort. */
+  /**
+   * Run `work` with a signal that `signal` (the client's) and drain() can both abort. When
+   * `owner` is `signal`'s controller, that is `signal` itself.
+   */
   async track<T>(
     signal: AbortSignal | undefined,
     work: (signal: AbortSignal) => Promise<T>,
+    owner?: AbortController,
   ): Promise<T> {
+    if (signal && owner?.signal === signal) {
+      return this.tracked(work(signal), (reason) => owner.abort(reason));
+    }
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal?.reason);
     if (signal?.aborted) controller.abort(signal.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
-    const running = work(controller.signal);
-    this.running.set(running, controller);
+    try {
+      return await this.tracked(work(controller.signal), (reason) => controller.abort(reason));
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async tracked<T>(running: Promise<T>, cancel: (reason: unknown) => void): Promise<T> {
+    this.running.set(running, cancel);
     try {
       return await running;
     } finally {
       this.running.delete(running);
-      signal?.removeEventListener("abort", onAbort);
     }
   }
 
@@ -48,7 +62,7 @@ export class InFlight {
     await settledWithin(Promise.allSettled(pending), graceMs);
     if (this.running.size > 0) {
       this.log.warn(`cancelling ${this.running.size} call(s) still running after ${graceMs} ms`);
-      for (const controller of this.running.values()) controller.abort(new Error(SHUTTING_DOWN));
+      for (const cancel of this.running.values()) cancel(new Error(SHUTTING_DOWN));
       await Promise.allSettled([...this.running.keys()]);
     }
   }

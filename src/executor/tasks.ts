@@ -67,18 +67,23 @@ export class CallTasks {
 
   /**
    * Run `work` with a signal and progress of its own: its result if it ends within `afterMs`,
-   * else a handle to poll, the work going on.
+   * else a handle to poll, the work going on. The signal's controller comes with it (the drain at
+   * shutdown aborts through it: no second controller per call).
    */
   async run(
     task: TaskRun,
-    work: (signal: AbortSignal, sendProgress?: SendProgress) => Promise<ToolResult>,
+    work: (
+      signal: AbortSignal,
+      sendProgress: SendProgress | undefined,
+      controller: AbortController,
+    ) => Promise<ToolResult>,
   ): Promise<ToolResult> {
     const abort = new AbortController();
     const forward = () => abort.abort(task.signal.reason);
     if (task.signal.aborted) abort.abort(task.signal.reason);
     task.signal.addEventListener("abort", forward, { once: true });
     const pacer = task.sendProgress && new Pacer(task.sendProgress, task.source, this.clock);
-    const done = work(abort.signal, pacer && ((p) => pacer.forward(p)));
+    const done = work(abort.signal, pacer && ((p) => pacer.forward(p)), abort);
     const room = task.afterMs > 0 && this.held(task.caller).size < this.limits.maxPerCaller;
     const waited = await this.wait(done, room ? task.afterMs : undefined, pacer, task.afterMs);
     if (waited !== undefined || !room) {

@@ -42,6 +42,8 @@ export interface RequestContext {
   /** What the caller's profile shows: the only catalog a meta-tool may answer from. */
   view: CatalogView;
   signal: AbortSignal;
+  /** The controller of `signal`, where this request made it (a `call`'s own, executor/tasks.ts). */
+  controller?: AbortController;
   /** Forward an upstream log message to the client (filtered by the level it asked for). */
   sendLog?: (message: LogMessage) => void;
   /** The least severe log level the client wants (what upstreams are asked to send). */

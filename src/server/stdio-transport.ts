@@ -100,7 +100,7 @@ export class LineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error("LineTransport is closed"));
-    if (this.before?.isAnswered(message as Record<string, unknown>)) return Promise.resolve();
+    if (this.before?.isAnswered(message)) return Promise.resolve();
     const output = this.output;
     if (output.write(serializeLine(message))) return Promise.resolve();
     return new Promise((resolve, reject) => {

@@ -1,5 +1,8 @@
 /** Handles of calls that outlive taskAfter (src/executor/tasks.ts), on a fake clock. */
 import { describe, expect, it } from "vitest";
+import { SHUTTING_DOWN } from "../../src/executor/failures.js";
+import { InFlight } from "../../src/executor/inflight.js";
+import { quietLogger } from "../helpers/inmemory.js";
 import { CallTasks, type SendProgress } from "../../src/executor/tasks.js";
 import { textResult, type ToolResult } from "../../src/types.js";
 import { FakeClock, settle } from "../helpers/clock.js";
@@ -143,5 +146,47 @@ describe("CallTasks", () => {
     call.seen.progress!({ progress: 1, total: 2 });
     expect(sent).toEqual([0, 1]);
     call.end(textResult("ok"));
+  });
+});
+
+describe("InFlight", () => {
+  it("tracks work on its own controller's signal, and the drain cancels through that controller", async () => {
+    const inflight = new InFlight(quietLogger());
+    const owner = new AbortController();
+    let seen: AbortSignal | undefined;
+    const work = inflight.track(
+      owner.signal,
+      (signal) => {
+        seen = signal;
+        return new Promise<string>((resolve) =>
+          signal.addEventListener("abort", () => resolve(String(signal.reason))),
+        );
+      },
+      owner,
+    );
+    // No second controller: the work sees the call's own signal.
+    expect(seen).toBe(owner.signal);
+    await inflight.drain(0);
+    expect(await work).toContain(SHUTTING_DOWN);
+    expect(owner.signal.aborted).toBe(true);
+  });
+
+  it("gives work a signal of its own when the controller is not the signal's", async () => {
+    const inflight = new InFlight(quietLogger());
+    const client = new AbortController();
+    let seen: AbortSignal | undefined;
+    const work = inflight.track(
+      client.signal,
+      (signal) => {
+        seen = signal;
+        return new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+      },
+      new AbortController(),
+    );
+    expect(seen).not.toBe(client.signal);
+    // The client's cancel reaches it; the drain would too, without aborting the client's signal.
+    client.abort();
+    await work;
+    expect(seen?.aborted).toBe(true);
   });
 });

@@ -73,8 +73,8 @@ function outliving(
       signal: req.signal,
       ...(req.sendProgress && { sendProgress: req.sendProgress }),
     },
-    (signal, sendProgress) =>
-      work({ ...withoutProgress(req), signal, ...(sendProgress && { sendProgress }) }),
+    (signal, sendProgress, controller) =>
+      work({ ...withoutProgress(req), signal, controller, ...(sendProgress && { sendProgress }) }),
   );
 }
 
@@ -100,6 +100,7 @@ export function callContext(req: RequestContext): CallContext {
     ...(req.clientKey !== undefined && { clientKey: req.clientKey }),
     view: req.view,
     signal: req.signal,
+    ...(req.controller && { controller: req.controller }),
     ...(req.sendProgress && { onProgress: req.sendProgress }),
     ...(req.sendLog && { onLog: req.sendLog }),
     ...(req.logLevel && { logLevel: req.logLevel }),
