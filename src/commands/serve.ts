@@ -165,8 +165,10 @@ function installShutdown(
       if (shuttingDown) return;
       shuttingDown = true;
       logger.info(`shutting down (${why})`);
-      // 0. Stop reloading the config: nothing may start servers from here on.
+      // 0. Stop reloading the config: nothing may start servers from here on (calls held until
+      // the upstreams start go on: they may never start now).
       lifecycle.watcher?.close();
+      proxy.context.registry.releaseStartHold();
       try {
         // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
         await proxy.drain(config.shutdownGraceMs);

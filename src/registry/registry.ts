@@ -414,6 +414,11 @@ export class Registry {
     this.states.holdUntilStart();
   }
 
+  /** start() will not come (shutdown): calls held for it go on (and find no session). */
+  releaseStartHold(): void {
+    this.states.began();
+  }
+
   /**
    * Whether a first look at `name` (tools/list, describe) should wait for it: it is starting
    * and has no catalog yet, live or cached. A server answered from a cached catalog is not.

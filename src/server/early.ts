@@ -36,10 +36,10 @@ export const EARLY_PROTOCOL_VERSIONS: readonly string[] = [
 
 export interface EarlyStdio {
   /**
-   * Stop reading: every byte read so far (the first line included), for the transport that reads
-   * on from stdin in the same turn of the event loop.
+   * Stop reading: every chunk read so far (the first line included), for the transport that
+   * reads on from stdin in the same turn of the event loop.
    */
-  takeover(): Buffer;
+  takeover(): Buffer[];
   /** True once, for the real server's answer to the early-answered request: it is not sent. */
   isAnswered(message: Record<string, unknown>): boolean;
   /** Resolves once an early answer was written (never, when the first message did not allow one). */
@@ -142,12 +142,10 @@ export function earlyStdio(
   stdin.on("data", onData);
   stdin.on("error", onError);
 
-  const takeover = (): Buffer => {
+  const takeover = (): Buffer[] => {
     stdin.off("data", onData);
     stdin.off("error", onError);
-    const bytes = Buffer.concat(read);
-    read.length = 0;
-    return bytes;
+    return read.splice(0);
   };
 
   const isAnswered = (message: Record<string, unknown>): boolean => {

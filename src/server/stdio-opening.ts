@@ -30,7 +30,7 @@ export function serveByOpening(
 ): { close(): Promise<void> } {
   let close: () => Promise<void> = () => wire.close();
   /** What arrives while the legacy instance connects: delivered once it has, in order. */
-  let held: JSONRPCMessage[] | undefined;
+  let held: Parameters<NonNullable<Transport["onmessage"]>>[] | undefined;
   /** The wire as the instance (or the entry) sees it: already started. */
   const inner: Transport = {
     start: () => Promise.resolve(),
@@ -44,29 +44,34 @@ export function serveByOpening(
   };
   wire.onerror = onerror;
   wire.onclose = () => inner.onclose?.();
-  wire.onmessage = (first) => {
+  wire.onmessage = (first, extra) => {
     if (held) {
-      held.push(first);
+      held.push([first, extra]);
       return;
     }
     if (!opensLegacy(first)) {
       const entry = serveConnectionEntry(factory, { legacy: "serve", transport: inner, onerror });
       close = () => entry.close();
       route();
-      inner.onmessage?.(first);
+      inner.onmessage?.(first, extra);
       return;
     }
     const server = factory({ era: "legacy" });
     server.onerror ??= onerror;
     close = () => server.close();
-    held = [first];
+    held = [[first, extra]];
     void server.connect(inner).then(
       () => {
-        for (const message of held ?? []) inner.onmessage?.(message);
+        for (const [message, more] of held ?? []) inner.onmessage?.(message, more);
         held = undefined;
         route();
       },
-      (err: unknown) => onerror(err instanceof Error ? err : new Error(String(err))),
+      (err: unknown) => {
+        // Nothing can answer this connection: end it (the client sees it close), never hold on.
+        held = undefined;
+        onerror(err instanceof Error ? err : new Error(String(err)));
+        void wire.close();
+      },
     );
   };
   void wire

@@ -10,8 +10,8 @@ import { LineReader, serializeLine } from "../upstream/lines.js";
 
 /** A reader that had the input before this transport (src/server/early.ts). */
 export interface Predecessor {
-  /** Stops it reading; what it read, to be read first. Called when the transport starts. */
-  takeover(): Buffer;
+  /** Stops it reading; the chunks it read, to be read first. Called when the transport starts. */
+  takeover(): Buffer[];
   /** True for a message it already answered: not sent again. */
   isAnswered(message: Record<string, unknown>): boolean;
 }
@@ -24,6 +24,9 @@ export class LineTransport implements Transport {
   private readonly reader = new LineReader();
   private started = false;
   private closed = false;
+  private markEnded!: () => void;
+  /** Resolves once the transport closed, for whatever reason (the input ended, an error, close()). */
+  readonly ended = new Promise<void>((resolve) => (this.markEnded = resolve));
 
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
@@ -48,7 +51,12 @@ export class LineTransport implements Transport {
         continue;
       }
       if (message === null) return;
-      this.onmessage?.(message);
+      try {
+        this.onmessage?.(message);
+      } catch (err) {
+        // A handler that throws must not end the reading (nor the process): report it.
+        this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+      }
     }
   };
 
@@ -70,14 +78,15 @@ export class LineTransport implements Transport {
       destroyed?: boolean;
     };
     // In the same turn as the takeover: no chunk can fall between the two readers.
-    const read = this.before?.takeover();
+    const read = this.before?.takeover() ?? [];
     input.on("data", this.onData);
-    if (read && read.length > 0) this.onData(read);
-    if (input.readableEnded || input.destroyed) setImmediate(this.onInputEnd);
     input.on("error", this.onInputError);
     input.on("end", this.onInputEnd);
     input.on("close", this.onInputEnd);
     this.output.on("error", this.onOutputError);
+    // Chunk by chunk, as they came: the size bound holds per line still being read, not per load.
+    for (const chunk of read) if (!this.closed) this.onData(chunk);
+    if (input.readableEnded || input.destroyed) setImmediate(this.onInputEnd);
     return Promise.resolve();
   }
 
@@ -94,6 +103,7 @@ export class LineTransport implements Transport {
     this.output.on("error", ignore);
     if (input.listenerCount("data") === 0) input.pause();
     this.reader.clear();
+    this.markEnded();
     this.onclose?.();
     return Promise.resolve();
   }

@@ -157,16 +157,11 @@ export function serveStdio(
   options: ConnectionOptions = {},
   early?: EarlyStdio,
 ): StdioHandle {
-  // The client leaving is our cue to shut down (it may have left while mcpx loaded: then once
-  // what it sent was read, as the transport does).
-  const stdin = process.stdin;
-  const ended = new Promise<void>((resolve) => {
-    if (stdin.readableEnded || stdin.destroyed) setImmediate(resolve);
-    stdin.once("end", resolve);
-    stdin.once("close", resolve);
-  });
   // With an early answer to initialize (src/server/early.ts), it hands over what it read.
-  const transport = new LineTransport(stdin, process.stdout, early);
+  const transport = new LineTransport(process.stdin, process.stdout, early);
+  // The client leaving is our cue to shut down: stdin ended (perhaps while mcpx loaded: then once
+  // what it sent was read), or the connection broke (stdout gone, an overlong line).
+  const ended = transport.ended;
   let first = true;
   let firstSent!: () => void;
   const answered = new Promise<void>((resolve) => (firstSent = resolve));

@@ -71,6 +71,12 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+/**
+ * An object the schema copies key by key as it is: a plain one without an own `__proto__` key
+ * (JSON.parse makes one from `"__proto__": …`; the SDK's copy drops it).
+ */
+const isCopied = (v: unknown): v is Json => isObject(v) && !Object.hasOwn(v, "__proto__");
+
 const isId = (v: unknown): boolean =>
   typeof v === "string" || (typeof v === "number" && Number.isSafeInteger(v));
 
@@ -83,10 +89,10 @@ function onlyKeys(o: Json, allowed: readonly string[]): boolean {
 /** Request or notification params the schema takes as they are (`_meta` loose, no task link). */
 function plainParams(params: unknown): boolean {
   if (params === undefined) return true;
-  if (!isObject(params)) return false;
+  if (!isCopied(params)) return false;
   const meta = params._meta;
   if (meta === undefined) return true;
-  if (!isObject(meta) || RELATED_TASK_META_KEY in meta) return false;
+  if (!isCopied(meta) || RELATED_TASK_META_KEY in meta) return false;
   return !("progressToken" in meta) || isId(meta.progressToken);
 }
 
@@ -106,7 +112,7 @@ function isPlainMessage(value: unknown): value is JSONRPCMessage {
       ? isId(value.id) && onlyKeys(value, REQUEST_KEYS)
       : onlyKeys(value, NOTIFICATION_KEYS);
   }
-  if (!isId(value.id) || !isObject(value.result) || !onlyKeys(value, RESULT_KEYS)) return false;
+  if (!isId(value.id) || !isCopied(value.result) || !onlyKeys(value, RESULT_KEYS)) return false;
   const meta = value.result._meta;
-  return meta === undefined || (isObject(meta) && !(SERVER_INFO_META_KEY in meta));
+  return meta === undefined || (isCopied(meta) && !(SERVER_INFO_META_KEY in meta));
 }
