@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { descendants } from "../test/helpers/proxy.js";
 import { removeFileTempDirs } from "../test/helpers/temp.js";
 import type { BenchSection } from "./report.js";
+import { runBaselineBench } from "./baseline.js";
 import { runDashboardBench } from "./dashboard.js";
 import { commandLine } from "./lib/processes.js";
 import { runCodeModeBench } from "./codemode.js";
@@ -33,6 +34,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   latency: runLatencyBench,
   tracing: runTracingBench,
   speed: runSpeedBench,
+  baseline: runBaselineBench,
   peers: runPeersBench,
   eras: runErasBench,
   startup: runStartupBench,
