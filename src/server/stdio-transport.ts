@@ -34,30 +34,13 @@ export class LineTransport implements Transport {
     private readonly before?: Predecessor,
   ) {}
 
+  private readonly deliver = (message: JSONRPCMessage): void => this.onmessage?.(message);
+  private readonly report = (err: Error): void => this.onerror?.(err);
+
   private readonly onData = (chunk: Buffer | string): void => {
-    try {
-      this.reader.append(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-    } catch (err) {
-      this.onerror?.(err as Error);
-      void this.close();
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.reader.readMessage();
-      } catch (err) {
-        this.onerror?.(err as Error);
-        continue;
-      }
-      if (message === null) return;
-      try {
-        this.onmessage?.(message);
-      } catch (err) {
-        // A handler that throws must not end the reading (nor the process): report it.
-        this.onerror?.(err instanceof Error ? err : new Error(String(err)));
-      }
-    }
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    // A handler that throws does not end the reading (nor the process): it is reported.
+    if (!this.reader.feed(bytes, this.deliver, this.report)) void this.close();
   };
 
   private readonly onInputError = (err: Error): void => this.onerror?.(err);

@@ -56,10 +56,45 @@ export class LineReader {
     return null;
   }
 
+  /**
+   * Add `chunk` and hand every complete message to `deliver`. What goes wrong (a line that is not
+   * JSON-RPC, a `deliver` that throws, the size bound) goes to `report`, and reading goes on.
+   * False when the chunk overflowed the bound (then nothing was read).
+   */
+  feed(
+    chunk: Buffer,
+    deliver: (message: JSONRPCMessage) => void,
+    report: (err: Error) => void,
+  ): boolean {
+    try {
+      this.append(chunk);
+    } catch (err) {
+      report(asError(err));
+      return false;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.readMessage();
+      } catch (err) {
+        report(asError(err));
+        continue;
+      }
+      if (message === null) return true;
+      try {
+        deliver(message);
+      } catch (err) {
+        report(asError(err));
+      }
+    }
+  }
+
   clear(): void {
     this.buffer = undefined;
   }
 }
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 /** The line a message is written as. */
 export function serializeLine(message: JSONRPCMessage): string {

@@ -154,27 +154,14 @@ export class ProcessTransport implements Transport {
       });
       child.stdin?.on("error", (err) => this.onerror?.(err));
       child.stdout?.on("error", (err) => this.onerror?.(err));
-      child.stdout?.on("data", (chunk: Buffer) => {
-        try {
-          this.readBuffer.append(chunk);
-        } catch (err) {
-          this.onerror?.(err as Error);
-          return;
-        }
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            // Lines that are not JSON are skipped; JSON that is not JSON-RPC throws.
-            message = this.readBuffer.readMessage();
-          } catch (err) {
-            // A line that is not JSON-RPC (a noisy server): report it and keep reading.
-            this.onerror?.(err as Error);
-            continue;
-          }
-          if (message === null) break;
-          this.onmessage?.(message);
-        }
-      });
+      // Lines that are not JSON are skipped; one that is not JSON-RPC (a noisy server) is
+      // reported, and reading goes on.
+      const deliver = (message: JSONRPCMessage) => this.onmessage?.(message);
+      const report = (err: Error) => this.onerror?.(err);
+      child.stdout?.on(
+        "data",
+        (chunk: Buffer) => void this.readBuffer.feed(chunk, deliver, report),
+      );
       this.pipeStderr(child);
     });
   }
