@@ -165,13 +165,14 @@ function installShutdown(
       if (shuttingDown) return;
       shuttingDown = true;
       logger.info(`shutting down (${why})`);
-      // 0. Stop reloading the config: nothing may start servers from here on (calls held until
-      // the upstreams start go on: they may never start now).
+      // 0. Stop reloading the config: nothing may start servers from here on.
       lifecycle.watcher?.close();
-      proxy.context.registry.releaseStartHold();
       try {
         // 1. Refuse new calls; let running ones finish within the grace period, then cancel them.
-        await proxy.drain(config.shutdownGraceMs);
+        // Calls held until the upstreams start (they may never start now) are answered at once.
+        const draining = proxy.drain(config.shutdownGraceMs);
+        proxy.context.registry.releaseStartHold();
+        await draining;
         // The SDK sends a result after its handler's promise settles: give it that turn.
         await new Promise((resolve) => setImmediate(resolve));
         // 2. Stop serving: close HTTP sessions and the listener, or the stdio transport.
@@ -232,7 +233,7 @@ async function start(
       { ...(cli.caller !== undefined && { caller: cli.caller }) },
       early,
     );
-    void stdio.ended.then(() => shutdown("stdin closed"));
+    void stdio.ended.then(() => shutdown("the client closed stdin, or the connection broke"));
     logger.info("serving MCP on stdio");
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => {

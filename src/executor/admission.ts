@@ -9,7 +9,7 @@ import type { Lease, SessionPool } from "../registry/pool.js";
 import type { Registry, ServerState } from "../registry/registry.js";
 import type { CatalogSource } from "../registry/view.js";
 import type { CallContext, NoSession } from "./context.js";
-import { noSession } from "./failures.js";
+import { noSession, SHUTTING_DOWN } from "./failures.js";
 import { InFlight } from "./inflight.js";
 
 export class Admission {
@@ -59,7 +59,8 @@ export class Admission {
     if (name === undefined || catalog.server(name)?.status !== "starting") return undefined;
     try {
       await this.registry.started(name, signal);
-      return undefined;
+      // Released by the shutdown (the upstreams never started): nothing may start them now.
+      return this.accepting ? undefined : { text: SHUTTING_DOWN, outcome: "cancelled" };
     } catch {
       return { text: `Cancelled while server "${name}" was starting.`, outcome: "cancelled" };
     }

@@ -102,9 +102,12 @@ export async function serveSocket(
       `${JSON.stringify({ mcpx: "attached", version: VERSION, pid: process.pid } satisfies ControlAnswer)}\n`,
     );
     if (rest !== "") socket.unshift(Buffer.from(rest));
-    const served = serveConnection(ctx, new LineTransport(socket, socket), {
+    const transport = new LineTransport(socket, socket);
+    const served = serveConnection(ctx, transport, {
       ...(caller !== undefined && { caller }),
     });
+    // A connection that broke (an overlong line, a failed start) ends: the shim sees it close.
+    void transport.ended.then(() => socket.end());
     socket.resume();
     ctx.logger.info(`client attached (${clients.size} attached)`);
     socket.once("close", () => {

@@ -62,9 +62,16 @@ export function serveByOpening(
     held = [[first, extra]];
     void server.connect(inner).then(
       () => {
-        for (const [message, more] of held ?? []) inner.onmessage?.(message, more);
+        const waiting = held ?? [];
         held = undefined;
         route();
+        for (const [message, more] of waiting) {
+          try {
+            inner.onmessage?.(message, more);
+          } catch (err) {
+            onerror(err instanceof Error ? err : new Error(String(err)));
+          }
+        }
       },
       (err: unknown) => {
         // Nothing can answer this connection: end it (the client sees it close), never hold on.

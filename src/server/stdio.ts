@@ -21,7 +21,7 @@ import { LineTransport } from "./stdio-transport.js";
 import { createDownstream, DEFAULT_CALLER, envelopeClientName } from "./mcp-server.js";
 
 export interface StdioHandle {
-  /** Resolves when the client goes away (stdin ends). */
+  /** Resolves when the client goes away (stdin ends) or the connection breaks (stdout gone). */
   readonly ended: Promise<void>;
   /** Resolves once the first message to the client (the answer to its `initialize`) is written. */
   readonly answered: Promise<void>;

@@ -129,3 +129,48 @@ describe("stdio opening", () => {
     }
   });
 });
+
+describe("calls held until the upstreams start", () => {
+  it("wait for the start, and at a shutdown before it are answered without starting anything", async () => {
+    let started = 0;
+    const proxy = memoryProxy({
+      echo: () => {
+        started += 1;
+        return echo();
+      },
+    });
+    try {
+      proxy.context.registry.holdUntilStart();
+      const held = proxy.context.executor.call("echo.echo", {});
+      let answered = false;
+      void held.then(() => (answered = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      // Held: not refused as "still starting", and nothing started for it.
+      expect(answered).toBe(false);
+      const draining = proxy.drain(10_000);
+      proxy.context.registry.releaseStartHold();
+      const result = await held;
+      await draining;
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain("shutting down");
+      expect(started).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("go on once the discoveries begin", async () => {
+    const proxy = memoryProxy({ echo });
+    try {
+      proxy.context.registry.holdUntilStart();
+      const held = proxy.context.executor.call("echo.echo", {});
+      await new Promise((resolve) => setImmediate(resolve));
+      await proxy.start();
+      const result = await held;
+      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.content)).toContain("pong");
+    } finally {
+      await proxy.close();
+    }
+  });
+});
