@@ -34,7 +34,19 @@ export class LineTransport implements Transport {
     private readonly before?: Predecessor,
   ) {}
 
-  private readonly deliver = (message: JSONRPCMessage): void => this.onmessage?.(message);
+  private readonly deliver = (message: JSONRPCMessage): void => {
+    try {
+      this.onmessage?.(message);
+    } catch (err) {
+      // Our bug, not the client's: a request still gets its answer (-32603, as the SDK's entry
+      // gives), and the error is reported (feed).
+      if ("method" in message && "id" in message) {
+        const answer = { code: -32603, message: "Internal server error" };
+        void this.send({ jsonrpc: "2.0", id: message.id, error: answer }).catch(() => {});
+      }
+      throw err;
+    }
+  };
   private readonly report = (err: Error): void => this.onerror?.(err);
 
   private readonly onData = (chunk: Buffer | string): void => {

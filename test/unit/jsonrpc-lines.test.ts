@@ -259,9 +259,10 @@ describe("LineTransport", () => {
     await transport.close();
   });
 
-  it("reports a handler that throws and reads on", async () => {
+  it("reports a handler that throws, answers its request -32603, and reads on", async () => {
     const input = new PassThrough();
-    const transport = new LineTransport(input, new PassThrough());
+    const output = new PassThrough();
+    const transport = new LineTransport(input, output);
     const errors: string[] = [];
     const ids: unknown[] = [];
     transport.onerror = (e) => errors.push(e.message);
@@ -273,6 +274,12 @@ describe("LineTransport", () => {
     input.write('{"jsonrpc":"2.0","id":1,"method":"a"}\n{"jsonrpc":"2.0","id":2,"method":"b"}\n');
     expect(ids).toEqual([1, 2]);
     expect(errors).toEqual(["handler failed"]);
+    // The request it failed on is answered as an internal error, not left waiting.
+    expect(JSON.parse(String(output.read()))).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32603, message: "Internal server error" },
+    });
     await transport.close();
   });
 
