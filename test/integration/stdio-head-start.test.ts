@@ -9,6 +9,7 @@ import {
   cacheEnv,
   descendants,
   eventually,
+  INITIALIZE,
   MCPX,
   npmServer,
   startStdio,
@@ -54,16 +55,7 @@ describe("stdio: upstreams start after initialize is answered", () => {
     // One write: mcpx reads the call before it starts the upstreams (once initialize is answered).
     child.stdin.write(
       [
-        {
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "one-shot", version: "1" },
-          },
-        },
+        INITIALIZE,
         { jsonrpc: "2.0", method: "notifications/initialized" },
         {
           jsonrpc: "2.0",

@@ -12,6 +12,7 @@ import { opensLegacy } from "../../src/server/stdio-opening.js";
 import { LineTransport } from "../../src/server/stdio-transport.js";
 import { MODERN_VERSION } from "../helpers/clients.js";
 import { memoryProxy } from "../helpers/inmemory.js";
+import { ENVELOPE, INITIALIZE } from "../helpers/proxy.js";
 
 const echo = () => {
   const server = new McpServer({ name: "echo", version: "1.0.0" });
@@ -54,18 +55,6 @@ function lineConnection(proxy: Proxy) {
   };
 }
 
-const initialize = (params: Record<string, unknown> = {}) => ({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "1" },
-    ...params,
-  },
-});
-
 describe("stdio opening", () => {
   let proxy: Proxy | undefined;
   afterEach(async () => {
@@ -74,9 +63,9 @@ describe("stdio opening", () => {
   });
 
   it("tells a plain initialize from every other first message", () => {
-    expect(opensLegacy(initialize() as never)).toBe(true);
+    expect(opensLegacy(INITIALIZE)).toBe(true);
     expect(opensLegacy({ jsonrpc: "2.0", id: 1, method: "initialize" })).toBe(true);
-    expect(opensLegacy(initialize({ _meta: {} }) as never)).toBe(false);
+    expect(opensLegacy({ ...INITIALIZE, params: { ...INITIALIZE.params, _meta: {} } })).toBe(false);
     expect(opensLegacy({ jsonrpc: "2.0", id: 1, method: "tools/list" })).toBe(false);
     expect(opensLegacy({ jsonrpc: "2.0", method: "initialize" })).toBe(false);
   });
@@ -88,7 +77,7 @@ describe("stdio opening", () => {
     try {
       // All in one chunk: the later messages arrive while the instance is still connecting.
       c.send(
-        initialize(),
+        INITIALIZE,
         { jsonrpc: "2.0", method: "notifications/initialized" },
         { jsonrpc: "2.0", id: 2, method: "tools/list" },
         { jsonrpc: "2.0", id: 3, method: "ping" },
@@ -111,16 +100,11 @@ describe("stdio opening", () => {
     await proxy.start();
     const c = lineConnection(proxy);
     try {
-      const meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-      };
-      c.send({ jsonrpc: "2.0", id: 7, method: "server/discover", params: { _meta: meta } });
+      c.send({ jsonrpc: "2.0", id: 7, method: "server/discover", params: { _meta: ENVELOPE } });
       const answer = await c.next();
       expect(answer.id).toBe(7);
       expect(JSON.stringify(answer.result)).toContain(MODERN_VERSION);
-      c.send({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: meta } });
+      c.send({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: ENVELOPE } });
       const listed = await c.next();
       expect(listed.id).toBe(8);
       expect(JSON.stringify(listed.result)).toContain('"call"');
