@@ -39,7 +39,16 @@ export interface SelectorOptions {
   maxWorkers?: number;
   /** An idle worker beyond the first ends after this long (ms). Default: 30,000. */
   idleMs?: number;
+  /**
+   * How long a new worker has to say it is ready (ms). One that has not is ended and started
+   * again, once; when the second fails too, the select waiting for it fails naming the wait.
+   * Default: 15,000.
+   */
+  startMs?: number;
 }
+
+/** Workers that may fail to start in a row before the select waiting for them fails. */
+const START_TRIES = 2;
 
 interface Job {
   caller: string;
@@ -53,6 +62,8 @@ interface SelectWorker {
   job: { id: number; job: Job } | undefined;
   timer: NodeJS.Timeout | undefined;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Until it is ready: ends a worker that takes longer than startMs to load. */
+  startTimer: NodeJS.Timeout | undefined;
 }
 
 /** Evaluates `select` expressions in worker threads. One per executor; closed at shutdown. */
@@ -61,6 +72,9 @@ export class Selector {
   private readonly heapMb: number;
   private readonly maxWorkers: number;
   private readonly idleMs: number;
+  private readonly startMs: number;
+  /** Workers in a row that did not start within startMs (reset by one that did). */
+  private slowStarts = 0;
   private readonly workers = new Set<SelectWorker>();
   private readonly queue = new FairQueue<Job>();
   private nextId = 1;
@@ -71,6 +85,7 @@ export class Selector {
     this.heapMb = options.heapMb ?? 256;
     this.maxWorkers = options.maxWorkers ?? 2;
     this.idleMs = options.idleMs ?? 30_000;
+    this.startMs = options.startMs ?? 15_000;
   }
 
   /** `expression` applied to `value` for `caller` (whose turn in line comes round robin). */
@@ -118,7 +133,14 @@ export class Selector {
       job: undefined,
       timer: undefined,
       idleTimer: undefined,
+      startTimer: setTimeout(() => {
+        this.slowStarts += 1;
+        const reason = `the worker evaluating it did not start within ${this.startMs} ms; running it again may work`;
+        this.lost(w, reason, this.slowStarts < START_TRIES);
+        void worker.terminate();
+      }, this.startMs),
     };
+    w.startTimer?.unref();
     worker.on("message", (msg: FromSelectWorker) => this.onMessage(w, msg));
     worker.on("error", (err: Error & { code?: string }) => {
       const memory = err.code === "ERR_WORKER_OUT_OF_MEMORY";
@@ -136,6 +158,8 @@ export class Selector {
   private onMessage(w: SelectWorker, msg: FromSelectWorker): void {
     if ("ready" in msg) {
       w.ready = true;
+      clearTimeout(w.startTimer);
+      this.slowStarts = 0;
       return this.dispatch();
     }
     if (w.job?.id !== msg.id) return;
@@ -179,15 +203,19 @@ export class Selector {
     current?.job.resolve(selection);
   }
 
-  /** The worker is gone (or being ended): its job, if still out, fails with `reason`. */
-  private lost(w: SelectWorker, reason: string): void {
+  /**
+   * The worker is gone (or being ended): its job, if still out, fails with `reason`. With
+   * `retry`, a worker that never started is replaced without failing the select waiting for it.
+   */
+  private lost(w: SelectWorker, reason: string, retry = false): void {
     if (!this.workers.delete(w)) return;
     clearTimeout(w.idleTimer);
+    clearTimeout(w.startTimer);
     this.finish(w, { error: reason });
     if (this.closed) return;
     // A worker that cannot even start fails the select that waited for it, so a broken install
     // answers every select with its reason instead of respawning forever.
-    if (!w.ready) this.queue.shift()?.resolve({ error: reason });
+    if (!w.ready && !retry) this.queue.shift()?.resolve({ error: reason });
     this.dispatch();
   }
 

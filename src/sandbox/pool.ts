@@ -36,6 +36,12 @@ export interface SandboxOptions {
    * script past its wall time to report it, before the host answers for it). Default: 1,000 ms.
    */
   graceMs?: number;
+  /**
+   * How long a new worker has to load its engine and say it is ready (ms). One that has not is
+   * terminated and started again, once; when the second fails too, the script that waited for
+   * it fails naming this limit, instead of waiting for ever. Default: 15,000 ms.
+   */
+  startMs?: number;
   /** Where the workers' own stdout/stderr lines go (WebAssembly aborts print there). */
   logger?: Logger;
   /** What inner calls may carry. Default: DEFAULT_CALL_BYTES (1 MiB a call, 8 MiB at once). */
@@ -75,14 +81,20 @@ interface EngineWorker {
   run: ScriptRun | undefined;
   idleTimer: NodeJS.Timeout | undefined;
   graceTimer: NodeJS.Timeout | undefined;
+  /** Until it is ready: ends a worker that takes longer than startMs to load. */
+  startTimer: NodeJS.Timeout | undefined;
   exited: Promise<void>;
 }
+
+/** Workers that may fail to start in a row before the script waiting for them fails. */
+const START_TRIES = 2;
 
 /** Creates a sandbox. Workers start on demand; nothing runs until the first script. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const maxWorkers = options.maxWorkers ?? Math.min(4, Math.max(2, os.availableParallelism()));
   const idleMs = options.idleMs ?? 30_000;
   const graceMs = options.graceMs ?? 1_000;
+  const startMs = options.startMs ?? 15_000;
   const callBytes: CallBytes = { ...DEFAULT_CALL_BYTES, ...options.callBytes };
   const perRunning = options.perCaller?.running ?? Math.max(1, maxWorkers - 1);
   const perQueued = options.perCaller?.queued ?? 16;
@@ -91,6 +103,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const live = (run: ScriptRun) => !run.done;
   let nextId = 1;
   let closed = false;
+  /** Workers in a row that did not start within startMs (reset by one that did). */
+  let slowStarts = 0;
 
   function spawn(): EngineWorker {
     const stop = new Int32Array(new SharedArrayBuffer(4));
@@ -112,8 +126,17 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       run: undefined,
       idleTimer: undefined,
       graceTimer: undefined,
+      startTimer: setTimeout(() => {
+        slowStarts += 1;
+        const reason = `its worker thread did not start within ${startMs} ms`;
+        const retry = slowStarts < START_TRIES;
+        const next = retry ? "starting another" : "failing the script that waits for it";
+        options.logger?.warn(`a worker thread did not start within ${startMs} ms; ${next}`);
+        kill(w, reason, retry);
+      }, startMs),
       exited: new Promise((resolve) => worker.once("exit", () => resolve())),
     };
+    w.startTimer?.unref();
     for (const stream of [worker.stdout, worker.stderr]) {
       stream.setEncoding("utf8");
       stream.on("data", (chunk: string) =>
@@ -130,6 +153,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   function onMessage(w: EngineWorker, msg: FromWorker): void {
     if (msg.type === "ready") {
       w.ready = true;
+      clearTimeout(w.startTimer);
+      slowStarts = 0;
       return dispatch();
     }
     const run = w.run;
@@ -141,22 +166,26 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
   }
 
-  /** The worker is gone (crashed, or terminated): its script fails, and it leaves the pool. */
-  function lost(w: EngineWorker, reason: string): void {
+  /**
+   * The worker is gone (crashed, or terminated): its script fails, and it leaves the pool. With
+   * `retry`, a worker that never started is replaced without failing the script waiting for it.
+   */
+  function lost(w: EngineWorker, reason: string, retry = false): void {
     if (!workers.delete(w)) return;
     clearTimeout(w.idleTimer);
     clearTimeout(w.graceTimer);
+    clearTimeout(w.startTimer);
     w.run?.fail(internalError(reason));
     w.run = undefined;
     if (closed) return;
     // A worker that cannot even start fails the script that waited for it, so a broken
     // install answers every script with its reason instead of respawning forever.
-    if (!w.ready) queue.shift(undefined, live)?.fail(internalError(reason));
+    if (!w.ready && !retry) queue.shift(undefined, live)?.fail(internalError(reason));
     dispatch();
   }
 
-  function kill(w: EngineWorker): void {
-    lost(w, "worker terminated");
+  function kill(w: EngineWorker, reason = "worker terminated", retry = false): void {
+    lost(w, reason, retry);
     void w.worker.terminate();
   }
 

@@ -14,7 +14,9 @@ import {
 import { text } from "../helpers/proxy.js";
 
 let setup: CodeModeProxy | undefined;
-afterEach(async () => {
+afterEach(async ({ task }) => {
+  // A test that failed (or timed out) shows what the proxy logged: where a call stopped.
+  if (task.result?.state === "fail") console.error(setup?.logs.slice(-80).join("\n"));
   await setup?.close();
   setup = undefined;
 });

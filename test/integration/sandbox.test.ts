@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
+import { quietLogger } from "../helpers/inmemory.js";
 import { SERVERS, threadCount, toolHost } from "../helpers/sandbox.js";
 
 let sandbox: Sandbox;
@@ -282,6 +283,33 @@ describe("cancellation", () => {
       expect(await busy).toMatchObject({ ok: false, error: { kind: "cancelled" } });
     } finally {
       await one.close();
+    }
+  });
+});
+
+describe("start", () => {
+  it("replaces a worker that does not start within startMs once, then fails the script naming the wait", async () => {
+    const logs: string[] = [];
+    // No engine loads in 1 ms: every worker misses its start.
+    const slow = createSandbox({ maxWorkers: 1, startMs: 1, logger: quietLogger(logs) });
+    try {
+      const out = await slow.run("return 1;", toolHost().options());
+      expect(out).toMatchObject({
+        ok: false,
+        error: {
+          kind: "internal",
+          message: expect.stringContaining(
+            "its worker thread did not start within 1 ms",
+          ) as unknown,
+        },
+      });
+      const warned = logs.filter((l) => l.includes("did not start within 1 ms"));
+      expect(warned).toHaveLength(2);
+      expect(warned[0]).toContain("starting another");
+      expect(warned[1]).toContain("failing the script that waits for it");
+      expect(slow.stats()).toEqual({ workers: 0, busy: 0, queued: 0 });
+    } finally {
+      await slow.close();
     }
   });
 });

@@ -73,6 +73,14 @@ describe("Selector", () => {
     expect(await s.apply(WEATHER, "humidity")).toEqual({ text: "82", nothing: false });
   });
 
+  it("replaces a worker that does not start within startMs once, then fails the select naming the wait", async () => {
+    // No worker loads in 1 ms: both tries miss their start.
+    const s = selector({ startMs: 1, maxWorkers: 1 });
+    expect(await s.apply(WEATHER, "conditions")).toEqual({
+      error: "the worker evaluating it did not start within 1 ms; running it again may work",
+    });
+  });
+
   it("a caller's line of slow selects holds up another caller's by one at most", async () => {
     const s = selector({ timeMs: 300, maxWorkers: 1 });
     const order: string[] = [];
