@@ -166,7 +166,7 @@ class Relay {
           id,
           error: {
             code: -32000,
-            message: `mcpx: the shared daemon ended before it answered ${method} (its log: ${this.paths.log}); a new one is starting: send it again.`,
+            message: `mcpx: the shared daemon ended the connection before it answered ${method} (the daemon's log: ${this.paths.log}); mcpx attaches again, starting a new daemon if it is gone: send it again.`,
           },
         })}\n`,
       );

@@ -106,8 +106,13 @@ export async function serveSocket(
     const served = serveConnection(ctx, transport, {
       ...(caller !== undefined && { caller }),
     });
-    // A connection that broke (an overlong line, a failed start) ends: the shim sees it close.
-    void transport.ended.then(() => socket.end());
+    // A connection that broke (an overlong line, a failed start) ends: the shim sees it close and
+    // attaches again. What it still sends is read and dropped: a socket left unread would never
+    // see the shim's end (its unsent bytes wait for us), and neither side would close.
+    void transport.ended.then(() => {
+      socket.end();
+      socket.resume();
+    });
     socket.resume();
     ctx.logger.info(`client attached (${clients.size} attached)`);
     socket.once("close", () => {

@@ -3,7 +3,7 @@
  * daemon of that config (started detached when none runs). Real shims, a real daemon, real
  * upstreams, the real SDK client over stdio.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   cpSync,
@@ -22,11 +22,13 @@ import {
   descendants,
   eventually,
   fixtureServer,
+  INITIALIZE,
   isAlive,
   MCPX,
   newClient,
   npmServer,
   ROOT,
+  stop,
   tempDir,
   text,
   writeConfig,
@@ -272,6 +274,44 @@ describe("mcpx --daemon", () => {
     );
     expect(isAlive(bCounter)).toBe(true);
     expect(text(await call(b.client, "counter.count"))).toBe("2");
+  });
+
+  it("a connection the daemon ends (an overlong line) is attached again: the next request is answered", async () => {
+    const w = world({ counter: counter() });
+    const a = await attach(w);
+    const pid = daemonPid(w);
+    const shim = spawn(process.execPath, [BIN, w.config, "--daemon"], {
+      env: w.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    try {
+      let out = "";
+      shim.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      const answer = (id: number) =>
+        out
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as { id?: number; error?: { message: string } })
+          .find((m) => m.id === id);
+      shim.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+      await eventually(() => answer(1) !== undefined, 20_000, "the answer to initialize");
+      // Past the 10 MiB a line may hold: the daemon ends this connection.
+      const pad = "x".repeat(11 * 1024 * 1024);
+      shim.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping", params: { pad } })}\n`,
+      );
+      await eventually(() => answer(2) !== undefined, 20_000, "the overlong request's answer");
+      expect(answer(2)?.error?.message).toMatch(
+        /daemon ended the connection before it answered ping .*send it again/,
+      );
+      shim.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" })}\n`);
+      await eventually(() => answer(3) !== undefined, 20_000, "the next request's answer");
+      expect(answer(3)).toMatchObject({ result: {} });
+      expect(isAlive(pid)).toBe(true);
+      expect(text(await call(a.client, "counter.count"))).toBe("1");
+    } finally {
+      await stop(shim);
+    }
   });
 
   it("exits after --daemon-idle with no client", async () => {

@@ -2,15 +2,20 @@
  * Upstreams end with mcpx however it dies: the built mcpx, three real stdio upstreams (one that
  * ignores SIGTERM and stdin EOF), SIGKILL, and /proc as the witness.
  */
+import { spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  cacheEnv,
   descendants,
   eventually,
   fixtureServer,
+  INITIALIZE,
+  MCPX,
   npmServer,
   startHttp,
   startStdio,
+  stop,
   watchdogOf,
   tempDir,
   writeConfig,
@@ -106,5 +111,33 @@ describe("the watchdog after a normal shutdown", () => {
     await proxy.close();
     await eventually(() => !running(proxy.pid), 10_000, "mcpx to exit");
     expect(running(watchdog!)).toBe(false);
+  }, 60_000);
+
+  it("is gone, its upstream too, when its stdio client stops reading (EPIPE on stdout)", async () => {
+    const file = config({
+      mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") },
+    });
+    const child = spawn(process.execPath, [MCPX, file, "--log-level", "debug"], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", ...cacheEnv(), TMPDIR: tempDir() },
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+      await eventually(() => out.includes('"id":1'), 20_000, "the answer to initialize");
+      await eventually(() => descendants(child.pid!).length === 1, 20_000, "the upstream");
+      const upstreams = descendants(child.pid!);
+      // The client closes its end of mcpx's stdout but keeps stdin open: the next answer fails.
+      child.stdout.destroy();
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}\n`);
+      await eventually(() => child.exitCode !== null, 20_000, "mcpx to exit");
+      expect(upstreams.filter(running)).toEqual([]);
+      expect(stderr).toContain("EPIPE");
+    } finally {
+      await stop(child);
+    }
   }, 60_000);
 });
