@@ -10,7 +10,7 @@
  * bench/heap-diff.ts (writing one inflates RSS afterwards; snapshots are never committed).
  * MCPX_BENCH_MEMORY_CALLS=5000,20000,60000 sets the checkpoints.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -48,6 +48,25 @@ interface Reading {
   /** Right after two forced full GCs: what is really retained. */
   live: Usage;
   upstreams: number;
+}
+
+/** The floor under mcpx's idle RSS: a node that loads only these, read as mcpx's idle is. */
+const FLOORS: { label: string; modules: string[] }[] = [
+  { label: "node, nothing loaded", modules: [] },
+  {
+    label: "node + the MCP SDK's server and client packages",
+    modules: ["@modelcontextprotocol/server", "@modelcontextprotocol/client"],
+  },
+];
+
+/** RSS of a node process that imports `modules` and then idles SETTLE_MS. */
+function floorRss(modules: string[]): number {
+  const code = `${modules.map((m) => `await import(${JSON.stringify(m)});`).join("")}setTimeout(() => process.stdout.write(String(process.memoryUsage().rss)), ${SETTLE_MS});`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", code], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  return Number(out);
 }
 
 /** mcpx with the probe and an IPC channel; resolves once it listens. */
@@ -146,6 +165,7 @@ export async function runMemoryBench(): Promise<BenchSection> {
   const readings: Reading[] = [];
   const failures: string[] = [];
   let left = 0;
+  const floors = FLOORS.map((f) => ({ label: f.label, rss: floorRss(f.modules) }));
   const { child, url } = await startMcpx(config);
   const pid = child.pid!;
   const read = async (label: string) => {
@@ -194,11 +214,17 @@ export async function runMemoryBench(): Promise<BenchSection> {
   return {
     id: "memory",
     title: "Memory",
-    markdown: render(readings, failures, left, performance.now() - started),
+    markdown: render(readings, floors, failures, left, performance.now() - started),
   };
 }
 
-function render(readings: Reading[], failures: string[], left: number, ms: number): string {
+function render(
+  readings: Reading[],
+  floors: { label: string; rss: number }[],
+  failures: string[],
+  left: number,
+  ms: number,
+): string {
   const rows = readings.map((r) => [
     r.label,
     mb(r.now.rss),
@@ -229,6 +255,13 @@ function render(readings: Reading[], failures: string[], left: number, ms: numbe
     ),
     "",
     interpretation(readings).join("\n\n"),
+    "",
+    `The floor under mcpx's idle RSS, read the same way (${SETTLE_MS / 1000} s after start) in the same run:`,
+    "",
+    table(
+      ["process", "RSS MB"],
+      [...floors.map((f) => [f.label, mb(f.rss)]), ["mcpx, idle", mb(readings[0]?.now.rss ?? 0)]],
+    ),
     "",
     `${failures.length === 0 ? "Every call answered as expected" : `Failures: ${failures.join("; ")}`}. Upstream processes left after mcpx exited: ${left}. Run time ${(ms / 1000).toFixed(0)} s.`,
   ].join("\n");
