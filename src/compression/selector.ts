@@ -156,6 +156,8 @@ export class Selector {
   }
 
   private onMessage(w: SelectWorker, msg: FromSelectWorker): void {
+    // A worker already ended (one that missed its start) may still be heard from: not counted.
+    if (!this.workers.has(w)) return;
     if ("ready" in msg) {
       w.ready = true;
       clearTimeout(w.startTimer);

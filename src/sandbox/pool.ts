@@ -151,6 +151,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   }
 
   function onMessage(w: EngineWorker, msg: FromWorker): void {
+    // A worker already ended (one that missed its start) may still be heard from: not counted.
+    if (!workers.has(w)) return;
     if (msg.type === "ready") {
       w.ready = true;
       clearTimeout(w.startTimer);
