@@ -256,7 +256,7 @@ function render(
     "",
     interpretation(readings).join("\n\n"),
     "",
-    `The floor under mcpx's idle RSS, read the same way (${SETTLE_MS / 1000} s after start) in the same run:`,
+    `The floor under mcpx's idle RSS in the same run: node processes that load only these, read at the same point (${SETTLE_MS / 1000} s after start; without mcpx's probe, which itself adds little):`,
     "",
     table(
       ["process", "RSS MB"],

@@ -40,9 +40,9 @@ export interface SelectorOptions {
   /** An idle worker beyond the first ends after this long (ms). Default: 30,000. */
   idleMs?: number;
   /**
-   * How long a new worker has to say it is ready (ms). One that has not is ended and started
-   * again, once; when the second fails too, the select waiting for it fails naming the wait.
-   * Default: 15,000.
+   * How long a new worker has to say it is ready (ms). One that has not is ended and another
+   * started; after two such misses in a row (no worker ready in between) the select waiting fails
+   * naming the wait, and so does the next one's first miss until a worker starts. Default: 15,000.
    */
   startMs?: number;
 }
@@ -134,6 +134,7 @@ export class Selector {
       timer: undefined,
       idleTimer: undefined,
       startTimer: setTimeout(() => {
+        if (this.closed) return;
         this.slowStarts += 1;
         const reason = `the worker evaluating it did not start within ${this.startMs} ms; running it again may work`;
         this.lost(w, reason, this.slowStarts < START_TRIES);

@@ -10,7 +10,7 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "no
 import net from "node:net";
 import { VERSION } from "../version.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
-import { LineReader, type ControlAnswer, type ControlRequest } from "./wire.js";
+import { LineReader, MAX_LINE_BYTES, type ControlAnswer, type ControlRequest } from "./wire.js";
 
 /** How long a shim waits for a daemon to answer on its socket after starting it. */
 const START_TIMEOUT_MS = 30_000;
@@ -95,6 +95,8 @@ class Relay {
   private fromClientLine(line: string): void {
     if (line.trim() === "") return;
     const message = parse(line);
+    // The daemon would end the connection over it: refused here, the request answered.
+    if (Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) return this.refuseLong(line, message);
     if (message && typeof message.method === "string") {
       if (message.id !== undefined) this.pending.set(message.id as string | number, message.method);
       if (message.method === "initialize") this.initialize = message;
@@ -102,6 +104,18 @@ class Relay {
       else if (message.method === "logging/setLevel") this.setLevel = message;
     }
     this.send(line);
+  }
+
+  private refuseLong(line: string, message: Record<string, unknown> | undefined): void {
+    const size = `${(Buffer.byteLength(line) / 1024 / 1024).toFixed(1)} MiB`;
+    const text = `mcpx: this message is ${size}, more than the ${MAX_LINE_BYTES / 1024 / 1024} MiB one message may be; it was not sent. Send less at once (a large input can go in a file the server reads).`;
+    const id = message?.id;
+    if (typeof message?.method === "string" && (typeof id === "string" || typeof id === "number")) {
+      const error = { code: -32600, message: text };
+      process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error })}\n`);
+    } else {
+      process.stderr.write(`${text}\n`);
+    }
   }
 
   private send(line: string): void {

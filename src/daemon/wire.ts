@@ -38,6 +38,13 @@ export type ControlAnswer =
 
 const ACTIONS = new Set(["attach", "status", "stop", "retire"]);
 
+/**
+ * The longest line a connection carries (bytes, its newline included): the MCP SDK's stdio bound
+ * (`STDIO_DEFAULT_MAX_BUFFER_SIZE`, which the daemon's reader holds each connection to). Written
+ * out here because the shim loads no SDK; a test holds the two equal.
+ */
+export const MAX_LINE_BYTES = 10 * 1024 * 1024;
+
 /** The control line `line` carries, or undefined when it is none. */
 export function parseControl(line: string): ControlRequest | undefined {
   try {

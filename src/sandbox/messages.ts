@@ -154,6 +154,14 @@ export function internalError(reason: string): ScriptError {
   };
 }
 
+/** No worker thread could start for the script: it never ran. */
+export function notStartedError(startMs: number): ScriptError {
+  return {
+    kind: "internal",
+    message: `The script did not run: no sandbox worker thread started within ${startMs} ms, twice in a row (the machine may be overloaded). Running it again may work.`,
+  };
+}
+
 /** The script was cancelled: its caller gave up, or mcpx is closing the sandbox. */
 export function cancelledError(closing: boolean): ScriptError {
   return {

@@ -10,10 +10,10 @@ import { FairQueue } from "../fair-queue.js";
 import type { Logger } from "../logger.js";
 import { workerEntry } from "../worker-entry.js";
 import { DEFAULT_CALL_BYTES, resolveLimits, type CallBytes } from "./limits.js";
-import { busyError, internalError } from "./messages.js";
+import { busyError, internalError, notStartedError } from "./messages.js";
 import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
 import { ScriptRun } from "./run.js";
-import type { RunOptions, ScriptOutcome } from "./types.js";
+import type { RunOptions, ScriptError, ScriptOutcome } from "./types.js";
 
 /** How the pool is sized and how it treats its workers. */
 export interface SandboxOptions {
@@ -38,8 +38,9 @@ export interface SandboxOptions {
   graceMs?: number;
   /**
    * How long a new worker has to load its engine and say it is ready (ms). One that has not is
-   * terminated and started again, once; when the second fails too, the script that waited for
-   * it fails naming this limit, instead of waiting for ever. Default: 15,000 ms.
+   * terminated and another started; after two such misses in a row (no worker ready in between,
+   * whichever scripts they were for) the script waiting fails saying so, instead of waiting for
+   * ever, and so does the next one's first miss until a worker starts. Default: 15,000 ms.
    */
   startMs?: number;
   /** Where the workers' own stdout/stderr lines go (WebAssembly aborts print there). */
@@ -86,7 +87,7 @@ interface EngineWorker {
   exited: Promise<void>;
 }
 
-/** Workers that may fail to start in a row before the script waiting for them fails. */
+/** Workers that may miss their start in a row before the script waiting for one fails. */
 const START_TRIES = 2;
 
 /** Creates a sandbox. Workers start on demand; nothing runs until the first script. */
@@ -127,12 +128,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       idleTimer: undefined,
       graceTimer: undefined,
       startTimer: setTimeout(() => {
+        if (closed) return;
         slowStarts += 1;
-        const reason = `its worker thread did not start within ${startMs} ms`;
         const retry = slowStarts < START_TRIES;
         const next = retry ? "starting another" : "failing the script that waits for it";
         options.logger?.warn(`a worker thread did not start within ${startMs} ms; ${next}`);
-        kill(w, reason, retry);
+        kill(w, notStartedError(startMs), retry);
       }, startMs),
       exited: new Promise((resolve) => worker.once("exit", () => resolve())),
     };
@@ -172,21 +173,26 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
    * The worker is gone (crashed, or terminated): its script fails, and it leaves the pool. With
    * `retry`, a worker that never started is replaced without failing the script waiting for it.
    */
-  function lost(w: EngineWorker, reason: string, retry = false): void {
+  function lost(w: EngineWorker, reason: string | ScriptError, retry = false): void {
     if (!workers.delete(w)) return;
     clearTimeout(w.idleTimer);
     clearTimeout(w.graceTimer);
     clearTimeout(w.startTimer);
-    w.run?.fail(internalError(reason));
+    const error = typeof reason === "string" ? internalError(reason) : reason;
+    w.run?.fail(error);
     w.run = undefined;
     if (closed) return;
     // A worker that cannot even start fails the script that waited for it, so a broken
     // install answers every script with its reason instead of respawning forever.
-    if (!w.ready && !retry) queue.shift(undefined, live)?.fail(internalError(reason));
+    if (!w.ready && !retry) queue.shift(undefined, live)?.fail(error);
     dispatch();
   }
 
-  function kill(w: EngineWorker, reason = "worker terminated", retry = false): void {
+  function kill(
+    w: EngineWorker,
+    reason: string | ScriptError = "worker terminated",
+    retry = false,
+  ): void {
     lost(w, reason, retry);
     void w.worker.terminate();
   }

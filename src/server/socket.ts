@@ -15,6 +15,9 @@ import type { ProxyContext } from "./context.js";
 import { serveConnection } from "./stdio.js";
 import { LineTransport } from "./stdio-transport.js";
 
+/** How long a connection whose transport ended may take to close before it is destroyed. */
+const ENDED_GRACE_MS = 10_000;
+
 export interface SocketOptions {
   paths: DaemonPaths;
   /** Exit after this long with no client (ms). */
@@ -112,6 +115,8 @@ export async function serveSocket(
     void transport.ended.then(() => {
       socket.end();
       socket.resume();
+      // A peer that never closes its side is not kept for ever.
+      setTimeout(() => socket.destroy(), ENDED_GRACE_MS).unref();
     });
     socket.resume();
     ctx.logger.info(`client attached (${clients.size} attached)`);

@@ -13,6 +13,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Client } from "@modelcontextprotocol/client";
@@ -276,9 +277,9 @@ describe("mcpx --daemon", () => {
     expect(text(await call(b.client, "counter.count"))).toBe("2");
   });
 
-  it("a connection the daemon ends (an overlong line) is attached again: the next request is answered", async () => {
+  it("the shim answers a message past 10 MiB itself, not sending it; the client carries on", async () => {
     const w = world({ counter: counter() });
-    const a = await attach(w);
+    await attach(w);
     const pid = daemonPid(w);
     const shim = spawn(process.execPath, [BIN, w.config, "--daemon"], {
       env: w.env,
@@ -291,28 +292,52 @@ describe("mcpx --daemon", () => {
         out
           .split("\n")
           .filter((l) => l.startsWith("{"))
-          .map((l) => JSON.parse(l) as { id?: number; error?: { message: string } })
+          .map((l) => JSON.parse(l) as { id?: number; error?: { code: number; message: string } })
           .find((m) => m.id === id);
       shim.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
       await eventually(() => answer(1) !== undefined, 20_000, "the answer to initialize");
-      // Past the 10 MiB a line may hold: the daemon ends this connection.
       const pad = "x".repeat(11 * 1024 * 1024);
       shim.stdin.write(
         `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping", params: { pad } })}\n`,
       );
-      await eventually(() => answer(2) !== undefined, 20_000, "the overlong request's answer");
-      expect(answer(2)?.error?.message).toMatch(
-        /daemon ended the connection before it answered ping .*send it again/,
-      );
       shim.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" })}\n`);
       await eventually(() => answer(3) !== undefined, 20_000, "the next request's answer");
+      expect(answer(2)?.error).toEqual({
+        code: -32600,
+        message: expect.stringMatching(
+          /^mcpx: this message is 11\.0 MiB, more than the 10 MiB one message may be; it was not sent\./,
+        ) as unknown,
+      });
       expect(answer(3)).toMatchObject({ result: {} });
+      expect(daemonCommand(w, "status").out).toContain("2 client(s) attached");
       expect(isAlive(pid)).toBe(true);
-      expect(text(await call(a.client, "counter.count"))).toBe("1");
     } finally {
       await stop(shim);
     }
-  });
+  }, 60_000);
+
+  it("ends a connection that sends a line past 10 MiB: the peer sees it close, the others carry on", async () => {
+    const w = world({ counter: counter() });
+    const a = await attach(w);
+    daemonPid(w);
+    const socketPath = /socket (\S+)/.exec(daemonCommand(w, "status").out)?.[1];
+    expect(socketPath).toBeDefined();
+    const socket = net.connect(socketPath!);
+    const closed = new Promise<boolean>((resolve) => socket.once("close", resolve));
+    socket.on("error", () => undefined);
+    let got = "";
+    socket.on("data", (c: Buffer) => (got += c.toString()));
+    socket.write(`${JSON.stringify({ mcpx: "attach", version: "test" })}\n`);
+    await eventually(() => got.includes('"attached"'), 20_000, "the daemon to attach");
+    socket.write(`${JSON.stringify(INITIALIZE)}\n`);
+    await eventually(() => got.includes('"id":1'), 20_000, "the answer to initialize");
+    // Past the bound: the daemon ends this connection and reads on to the end of what we send,
+    // so our side closes too (left unread, neither side would ever close).
+    socket.write(`${"x".repeat(11 * 1024 * 1024)}\n`);
+    // Closed cleanly, not reset by the daemon's last resort (a socket destroyed after 10 s).
+    expect(await closed).toBe(false);
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+  }, 60_000);
 
   it("exits after --daemon-idle with no client", async () => {
     const w = world({ counter: counter() });

@@ -123,6 +123,8 @@ describe("the watchdog after a normal shutdown", () => {
     });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    let exit: number | string | undefined;
+    child.once("exit", (code, signal) => (exit = code ?? signal ?? undefined));
     try {
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -130,11 +132,15 @@ describe("the watchdog after a normal shutdown", () => {
       await eventually(() => out.includes('"id":1'), 20_000, "the answer to initialize");
       await eventually(() => descendants(child.pid!).length === 1, 20_000, "the upstream");
       const upstreams = descendants(child.pid!);
+      const watchdog = watchdogOf(child.pid!);
+      expect(watchdog).toBeDefined();
       // The client closes its end of mcpx's stdout but keeps stdin open: the next answer fails.
       child.stdout.destroy();
       child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}\n`);
-      await eventually(() => child.exitCode !== null, 20_000, "mcpx to exit");
+      await eventually(() => exit !== undefined, 20_000, "mcpx to exit");
+      expect(exit).toBe(0);
       expect(upstreams.filter(running)).toEqual([]);
+      expect(running(watchdog!)).toBe(false);
       expect(stderr).toContain("EPIPE");
     } finally {
       await stop(child);

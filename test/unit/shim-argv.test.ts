@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseCommandLine, DAEMON_IDLE_MS } from "../../src/cli.js";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/server";
 import { SHIM_DEFAULT_IDLE_MS, shimOptions } from "../../src/daemon/argv.js";
+import { MAX_LINE_BYTES } from "../../src/daemon/wire.js";
 
 describe("the bin's --daemon fast path", () => {
   it.each([
@@ -45,4 +47,8 @@ describe("the bin's --daemon fast path", () => {
   it("has the CLI's default idle time", () => {
     expect(SHIM_DEFAULT_IDLE_MS).toBe(DAEMON_IDLE_MS);
   });
+});
+
+it("the shim's bound on a line is the SDK's, which the daemon's reader holds", () => {
+  expect(MAX_LINE_BYTES).toBe(STDIO_DEFAULT_MAX_BUFFER_SIZE);
 });
