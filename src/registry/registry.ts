@@ -457,6 +457,8 @@ export class Registry {
         this.lookForNeeds(group, state);
       }
     } catch (err) {
+      // Cut short by mcpx's own shutdown: not a failure of the server.
+      if (this.closed) return this.log.debug(`${name}: start cut short by the shutdown`);
       this.states.failed(state, err);
     }
   }

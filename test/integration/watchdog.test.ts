@@ -4,6 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   cacheEnv,
@@ -111,6 +112,39 @@ describe("the watchdog after a normal shutdown", () => {
     await proxy.close();
     await eventually(() => !running(proxy.pid), 10_000, "mcpx to exit");
     expect(running(watchdog!)).toBe(false);
+  }, 60_000);
+
+  it("ends an upstream still starting when its client leaves, without calling it failed", async () => {
+    const file = config({
+      mcpServers: {
+        // Never answers initialize: the file it waits for is never made.
+        pending: fixtureServer("faulty.mjs", { FAULT_START_UNTIL: path.join(tempDir(), "never") }),
+      },
+    });
+    const child = spawn(process.execPath, [MCPX, file], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", ...cacheEnv(), TMPDIR: tempDir() },
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    let exit: number | string | undefined;
+    child.once("exit", (code, signal) => (exit = code ?? signal ?? undefined));
+    try {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+      await eventually(() => out.includes('"id":1'), 20_000, "the answer to initialize");
+      await eventually(() => descendants(child.pid!).length === 1, 20_000, "the upstream");
+      const upstreams = descendants(child.pid!);
+      child.stdin.end();
+      await eventually(() => exit !== undefined, 20_000, "mcpx to exit");
+      expect(exit).toBe(0);
+      expect(upstreams.filter(running)).toEqual([]);
+      expect(stderr).toContain("shutting down");
+      expect(stderr).not.toContain("failed to start");
+    } finally {
+      await stop(child);
+    }
   }, 60_000);
 
   it("is gone, its upstream too, when its stdio client stops reading (EPIPE on stdout)", async () => {
