@@ -311,24 +311,6 @@ describe("start", () => {
       await slow.close();
     }
   });
-
-  it("a worker that missed its start and said ready later does not reset the count of misses", async () => {
-    const logs: string[] = [];
-    const slow = createSandbox({ maxWorkers: 1, startMs: 50, logger: quietLogger(logs) });
-    try {
-      const out = slow.run("return 1;", toolHost().options());
-      // The event loop held up (a loaded machine): the first worker gets ready meanwhile, and its
-      // "ready" arrives after its start timer fired and a second worker was started.
-      const until = Date.now() + 3_000;
-      while (Date.now() < until) {
-        // busy
-      }
-      expect(await out).toMatchObject({ ok: false, error: { kind: "internal" } });
-      expect(logs.filter((l) => l.includes("did not start within 50 ms"))).toHaveLength(2);
-    } finally {
-      await slow.close();
-    }
-  });
 });
 
 describe("close", () => {
