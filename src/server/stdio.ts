@@ -18,6 +18,7 @@ import {
 import { watchCatalog } from "./list-changed.js";
 import { serveByOpening } from "./stdio-opening.js";
 import { LineTransport } from "./stdio-transport.js";
+import { isInvalidMessage } from "../upstream/lines.js";
 import { createDownstream, DEFAULT_CALLER, envelopeClientName } from "./mcp-server.js";
 
 export interface StdioHandle {
@@ -94,7 +95,14 @@ export function serveConnection(
       };
       return server;
     },
-    (err) => ctx.logger.debug(`stdio: ${errorMessage(err)}`),
+    (err) =>
+      // A client's malformed message is worth a warning (nothing answers it); the rest (a broken
+      // pipe as the client leaves, a send after close) is routine.
+      isInvalidMessage(err)
+        ? ctx.logger.warn(
+            `stdio: the client sent a line that is not a JSON-RPC message, skipped: ${errorMessage(err)}`,
+          )
+        : ctx.logger.debug(`stdio: ${errorMessage(err)}`),
   );
 }
 

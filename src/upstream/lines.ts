@@ -14,6 +14,14 @@ import {
   type JSONRPCMessage,
 } from "@modelcontextprotocol/client";
 
+/** The errors thrown for lines that are JSON but not JSON-RPC messages (the SDK's own errors). */
+const invalidMessages = new WeakSet<object>();
+
+/** Whether `err` was thrown for a line that is not a JSON-RPC message: the peer's mistake. */
+export function isInvalidMessage(err: unknown): boolean {
+  return typeof err === "object" && err !== null && invalidMessages.has(err);
+}
+
 /** A parsed JSON value as a JSON-RPC message: what `JSONRPCMessageSchema.parse` would return. */
 export function toJsonRpcMessage(value: unknown): JSONRPCMessage {
   return isPlainMessage(value) ? value : parseJSONRPCMessage(value);
@@ -51,7 +59,12 @@ export class LineReader {
       } catch {
         continue;
       }
-      return toJsonRpcMessage(value);
+      try {
+        return toJsonRpcMessage(value);
+      } catch (err) {
+        if (typeof err === "object" && err !== null) invalidMessages.add(err);
+        throw err;
+      }
     }
     return null;
   }
