@@ -51,7 +51,10 @@ export async function runShim(options: ShimOptions): Promise<number> {
 
 class Relay {
   private socket: net.Socket | undefined;
-  private readonly fromClient = new LineReader();
+  /** The client's lines; one past the bound is dropped as it comes, and answered (refuseLong). */
+  private readonly fromClient = new LineReader(MAX_LINE_BYTES, (d) =>
+    this.refuseLong(undefined, idIn(d.head) ?? idIn(d.tail)),
+  );
   /** Lines of the client waiting for a daemon (while attaching). */
   private queued: string[] = [];
   /** Requests of the client the daemon has not answered yet: id → method. */
@@ -96,7 +99,10 @@ class Relay {
     if (line.trim() === "") return;
     const message = parse(line);
     // The daemon would end the connection over it: refused here, the request answered.
-    if (Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) return this.refuseLong(line, message);
+    if (Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) {
+      const id = typeof message?.method === "string" ? message.id : undefined;
+      return this.refuseLong(Buffer.byteLength(line), id);
+    }
     if (message && typeof message.method === "string") {
       if (message.id !== undefined) this.pending.set(message.id as string | number, message.method);
       if (message.method === "initialize") this.initialize = message;
@@ -106,11 +112,15 @@ class Relay {
     this.send(line);
   }
 
-  private refuseLong(line: string, message: Record<string, unknown> | undefined): void {
-    const size = `${(Buffer.byteLength(line) / 1024 / 1024).toFixed(1)} MiB`;
-    const text = `mcpx: this message is ${size}, more than the ${MAX_LINE_BYTES / 1024 / 1024} MiB one message may be; it was not sent. Send less at once (a large input can go in a file the server reads).`;
-    const id = message?.id;
-    if (typeof message?.method === "string" && (typeof id === "string" || typeof id === "number")) {
+  /**
+   * A message too long to send (`bytes` long, or dropped as it came): its request (with `id`)
+   * answered, else said on stderr.
+   */
+  private refuseLong(bytes: number | undefined, id: unknown): void {
+    const max = `${MAX_LINE_BYTES / 1024 / 1024} MiB`;
+    const size = bytes === undefined ? "" : ` ${(bytes / 1024 / 1024).toFixed(1)} MiB,`;
+    const text = `mcpx: this message is${size} more than the ${max} one message may be; it was not sent. Send less at once (a large input can go in a file the server reads).`;
+    if (typeof id === "string" || typeof id === "number") {
       const error = { code: -32600, message: text };
       process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error })}\n`);
     } else {
@@ -192,6 +202,24 @@ class Relay {
       process.stderr.write(`mcpx: ${(err as Error).message}\n`);
       process.exit(1);
     }
+  }
+}
+
+/**
+ * The id of a request from one end of its line: `"id":` first (`{"jsonrpc":"2.0","id":…`) or
+ * last (the SDK writes `{"method":…,"params":…,"jsonrpc":"2.0","id":…}`). Only a request has a
+ * `"method"` at its top level too, which a dropped line cannot show: a response has no business
+ * being this long from a client, so an id found is answered.
+ */
+function idIn(end: string): string | number | undefined {
+  const m =
+    /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(end) ??
+    /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(end);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(m[1]!) as string | number;
+  } catch {
+    return undefined;
   }
 }
 

@@ -66,16 +66,62 @@ export function parseControl(line: string): ControlRequest | undefined {
   }
 }
 
-/** Splits a byte stream into lines (without "\n"); `rest()` is what follows the last one. */
+/** A line past the reader's bound, dropped as it came: how it began and how it ended. */
+export interface DroppedLine {
+  head: string;
+  tail: string;
+}
+
+/** The ends of a dropped line kept to find its id. */
+const ENDS = 256;
+
+/**
+ * Splits a byte stream into lines (without "\n"); `rest()` is what follows the last one. With
+ * `maxLine`, a line still unfinished past that many characters is dropped as it comes, up to its
+ * newline, and reported to `onDropped`: memory stays bounded whatever the peer sends.
+ */
 export class LineReader {
   private buffer = "";
   private readonly decoder = new StringDecoder("utf8");
+  private dropping: DroppedLine | undefined;
+
+  constructor(
+    private readonly maxLine = Infinity,
+    private readonly onDropped: (line: DroppedLine) => void = () => {},
+  ) {}
+
   push(chunk: Buffer | string): string[] {
-    this.buffer += typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    let text = typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    if (this.dropping) {
+      const end = text.indexOf("\n");
+      this.drop(end === -1 ? text : text.slice(0, end));
+      if (end === -1) return [];
+      this.finishDrop();
+      text = text.slice(end + 1);
+    }
+    this.buffer += text;
     const lines = this.buffer.split("\n");
     this.buffer = lines.pop() ?? "";
+    if (this.buffer.length > this.maxLine) {
+      const partial = this.buffer;
+      this.buffer = "";
+      this.dropping = { head: partial.slice(0, ENDS), tail: "" };
+      this.drop(partial);
+    }
     return lines;
   }
+
+  private drop(part: string): void {
+    const d = this.dropping!;
+    d.tail = (d.tail + part.slice(-ENDS)).slice(-ENDS);
+  }
+
+  private finishDrop(): void {
+    const dropped = this.dropping!;
+    this.dropping = undefined;
+    this.onDropped(dropped);
+  }
+
   rest(): string {
     return this.buffer;
   }

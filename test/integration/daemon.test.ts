@@ -300,12 +300,17 @@ describe("mcpx --daemon", () => {
       shim.stdin.write(
         `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping", params: { pad } })}\n`,
       );
+      // The SDK's order: the id comes last.
+      shim.stdin.write(
+        `${JSON.stringify({ method: "ping", params: { pad }, jsonrpc: "2.0", id: 4 })}\n`,
+      );
       shim.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" })}\n`);
       await eventually(() => answer(3) !== undefined, 20_000, "the next request's answer");
+      expect(answer(4)?.error?.code).toBe(-32600);
       expect(answer(2)?.error).toEqual({
         code: -32600,
         message: expect.stringMatching(
-          /^mcpx: this message is 11\.0 MiB, more than the 10 MiB one message may be; it was not sent\./,
+          /^mcpx: this message is more than the 10 MiB one message may be; it was not sent\./,
         ) as unknown,
       });
       expect(answer(3)).toMatchObject({ result: {} });

@@ -1,0 +1,36 @@
+/**
+ * The daemon's line framing (src/daemon/wire.ts), which the shim reads its client with: a line
+ * past the bound is dropped as it comes, and reported with its two ends (where a request's id is).
+ */
+import { describe, expect, it } from "vitest";
+import { LineReader, type DroppedLine } from "../../src/daemon/wire.js";
+
+describe("LineReader with a bound", () => {
+  it("drops a line still unfinished past the bound, up to its newline, and reads on", () => {
+    const dropped: DroppedLine[] = [];
+    const reader = new LineReader(10, (d) => dropped.push(d));
+    expect(reader.push('a\n{"id":7,' + "x".repeat(30))).toEqual(["a"]);
+    expect(reader.rest()).toBe(""); // nothing held past the bound
+    expect(reader.push("y".repeat(1000))).toEqual([]);
+    expect(dropped).toEqual([]); // reported once its newline comes
+    expect(reader.push('yy"}\nb\nc')).toEqual(["b"]);
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]!.head.startsWith('{"id":7,xxx')).toBe(true);
+    expect(dropped[0]!.tail.endsWith('yyy"}')).toBe(true);
+    expect(dropped[0]!.tail.length).toBeLessThanOrEqual(256);
+    expect(reader.rest()).toBe("c");
+  });
+
+  it("hands over a whole line past the bound that came in one piece (the caller refuses it)", () => {
+    const dropped: DroppedLine[] = [];
+    const reader = new LineReader(10, (d) => dropped.push(d));
+    expect(reader.push(`${"z".repeat(20)}\nok\n`)).toEqual(["z".repeat(20), "ok"]);
+    expect(dropped).toEqual([]);
+  });
+
+  it("without a bound, holds any partial line", () => {
+    const reader = new LineReader();
+    reader.push("q".repeat(100_000));
+    expect(reader.rest()).toHaveLength(100_000);
+  });
+});
