@@ -10,7 +10,13 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "no
 import net from "node:net";
 import { VERSION } from "../version.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
-import { LineReader, MAX_LINE_BYTES, type ControlAnswer, type ControlRequest } from "./wire.js";
+import {
+  LineReader,
+  MAX_LINE_BYTES,
+  type ControlAnswer,
+  type ControlRequest,
+  type DroppedLine,
+} from "./wire.js";
 
 /** How long a shim waits for a daemon to answer on its socket after starting it. */
 const START_TIMEOUT_MS = 30_000;
@@ -53,7 +59,7 @@ class Relay {
   private socket: net.Socket | undefined;
   /** The client's lines; one past the bound is dropped as it comes, and answered (refuseLong). */
   private readonly fromClient = new LineReader(MAX_LINE_BYTES, (d) =>
-    this.refuseLong(undefined, idIn(d.head) ?? idIn(d.tail)),
+    this.refuseLong(undefined, droppedRequestId(d)),
   );
   /** Lines of the client waiting for a daemon (while attaching). */
   private queued: string[] = [];
@@ -205,16 +211,23 @@ class Relay {
   }
 }
 
+const ID = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
+/** A request's first keys, in the orders clients write them: `jsonrpc`, `id`, then `method`. */
+const REQUEST_HEAD = new RegExp(
+  String.raw`^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*${ID}\s*,\s*)?"method"\s*:`,
+);
+const ID_FIRST = new RegExp(String.raw`^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${ID}`);
+/** The SDK writes `{"method":…,"params":…,"jsonrpc":"2.0","id":…}`: the id closes the line. */
+const ID_LAST = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
+
 /**
- * The id of a request from one end of its line: `"id":` first (`{"jsonrpc":"2.0","id":…`) or
- * last (the SDK writes `{"method":…,"params":…,"jsonrpc":"2.0","id":…}`). Only a request has a
- * `"method"` at its top level too, which a dropped line cannot show: a response has no business
- * being this long from a client, so an id found is answered.
+ * The id of a request dropped as it came, from its two ends; none unless its head shows a
+ * request (`"method"` among its first keys): a client's response, or a notification, is never
+ * answered (a response's id is one of mcpx's own requests, and may equal one of the client's).
  */
-function idIn(end: string): string | number | undefined {
-  const m =
-    /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(end) ??
-    /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(end);
+export function droppedRequestId(d: DroppedLine): string | number | undefined {
+  if (!REQUEST_HEAD.test(d.head)) return undefined;
+  const m = ID_FIRST.exec(d.head) ?? ID_LAST.exec(d.tail);
   if (!m) return undefined;
   try {
     return JSON.parse(m[1]!) as string | number;

@@ -3,6 +3,7 @@
  * past the bound is dropped as it comes, and reported with its two ends (where a request's id is).
  */
 import { describe, expect, it } from "vitest";
+import { droppedRequestId } from "../../src/daemon/shim.js";
 import { LineReader, type DroppedLine } from "../../src/daemon/wire.js";
 
 describe("LineReader with a bound", () => {
@@ -32,5 +33,28 @@ describe("LineReader with a bound", () => {
     const reader = new LineReader();
     reader.push("q".repeat(100_000));
     expect(reader.rest()).toHaveLength(100_000);
+  });
+});
+
+describe("the id of a request the shim dropped", () => {
+  const line = (head: string, tail: string): DroppedLine => ({ head, tail });
+  it.each([
+    ['{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"xx', 'xx"}}', 2],
+    ['{"method":"tools/call","params":{"a":"xx', 'xx"}},"jsonrpc":"2.0","id":4}', 4],
+    ['{"jsonrpc":"2.0","id":"a\\"b","method":"x","params":{"p":"', '"}}', 'a"b'],
+    ['{ "jsonrpc": "2.0", "method": "x", "params": {"p":"', '"}, "id": -3 }', -3],
+  ])("%s … %s → %j", (head, tail, id) => {
+    expect(droppedRequestId(line(head, tail))).toBe(id);
+  });
+
+  it.each([
+    // A response (its id is one of mcpx's requests, and may equal one of the client's).
+    ['{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"', '"}]}}'],
+    ['{"result":{"content":[{"type":"text","text":"method', '"}]},"jsonrpc":"2.0","id":5}'],
+    // A notification, and a request whose last key is a nested id.
+    ['{"method":"notifications/progress","params":{"a":"', '"},"jsonrpc":"2.0"}'],
+    ['{"method":"tools/call","params":{"a":"', '","id":9}}'],
+  ])("%s … %s → none", (head, tail) => {
+    expect(droppedRequestId(line(head, tail))).toBeUndefined();
   });
 });
