@@ -83,7 +83,7 @@ const ENDS = 256;
 export class LineReader {
   private buffer = "";
   private readonly decoder = new StringDecoder("utf8");
-  private dropping: DroppedLine | undefined;
+  private dropped: DroppedLine | undefined;
 
   constructor(
     private readonly maxLine = Infinity,
@@ -92,34 +92,39 @@ export class LineReader {
 
   push(chunk: Buffer | string): string[] {
     let text = typeof chunk === "string" ? chunk : this.decoder.write(chunk);
-    if (this.dropping) {
+    if (this.dropped) {
       const end = text.indexOf("\n");
       this.drop(end === -1 ? text : text.slice(0, end));
       if (end === -1) return [];
       this.finishDrop();
       text = text.slice(end + 1);
     }
-    this.buffer += text;
-    const lines = this.buffer.split("\n");
-    this.buffer = lines.pop() ?? "";
+    // Only the new text can hold a newline: a long line is not searched again chunk after chunk.
+    const lines = text.includes("\n") ? (this.buffer + text).split("\n") : undefined;
+    this.buffer = lines ? (lines.pop() ?? "") : this.buffer + text;
     if (this.buffer.length > this.maxLine) {
       const partial = this.buffer;
       this.buffer = "";
-      this.dropping = { head: partial.slice(0, ENDS), tail: "" };
+      this.dropped = { head: partial.slice(0, ENDS), tail: "" };
       this.drop(partial);
     }
-    return lines;
+    return lines ?? [];
   }
 
   private drop(part: string): void {
-    const d = this.dropping!;
+    const d = this.dropped!;
     d.tail = (d.tail + part.slice(-ENDS)).slice(-ENDS);
   }
 
   private finishDrop(): void {
-    const dropped = this.dropping!;
-    this.dropping = undefined;
+    const dropped = this.dropped!;
+    this.dropped = undefined;
     this.onDropped(dropped);
+  }
+
+  /** True while a line past the bound is being dropped. */
+  get dropping(): boolean {
+    return this.dropped !== undefined;
   }
 
   rest(): string {

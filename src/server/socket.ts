@@ -8,7 +8,13 @@ import { chmodSync, unlinkSync } from "node:fs";
 import net from "node:net";
 import type { DaemonPaths } from "../daemon/paths.js";
 import { ensureDaemonDir } from "../daemon/paths.js";
-import { LineReader, parseControl, type ControlAnswer, type DaemonStatus } from "../daemon/wire.js";
+import {
+  LineReader,
+  MAX_LINE_BYTES,
+  parseControl,
+  type ControlAnswer,
+  type DaemonStatus,
+} from "../daemon/wire.js";
 import { errorMessage } from "../errors.js";
 import { VERSION } from "../version.js";
 import type { ProxyContext } from "./context.js";
@@ -63,10 +69,12 @@ export async function serveSocket(
   });
 
   const server = net.createServer((socket) => {
-    const reader = new LineReader();
+    const reader = new LineReader(MAX_LINE_BYTES);
     const answer = (a: ControlAnswer) => socket.write(`${JSON.stringify(a)}\n`);
     const onData = (chunk: Buffer) => {
       const [first] = reader.push(chunk);
+      // A control line past the bound is no control line: the connection ends.
+      if (first === undefined && reader.dropping) return void socket.destroy();
       if (first === undefined) return;
       socket.off("data", onData);
       socket.pause();

@@ -46,6 +46,8 @@ export function serveConnection(
 ): { close(): Promise<void> } {
   // Names this connection's client: its roots/list_changed reaches the sessions of its calls.
   const clientId = `stdio:${randomUUID()}`;
+  /** Lines of this connection that were not JSON-RPC messages. */
+  let invalid = 0;
   // The connection's resource subscriptions, whichever instance (era) made them.
   const subs = new ClientSubscriptions(ctx);
   /** The caller the last listen stream was opened by (a 2026-07-28 connection's envelope). */
@@ -95,16 +97,24 @@ export function serveConnection(
       };
       return server;
     },
-    (err) =>
-      // A client's malformed message is worth a warning (nothing answers it); the rest (a broken
-      // pipe as the client leaves, a send after close) is routine.
-      isInvalidMessage(err)
-        ? ctx.logger.warn(
-            `stdio: the client sent a line that is not a JSON-RPC message, skipped: ${errorMessage(err)}`,
-          )
-        : ctx.logger.debug(`stdio: ${errorMessage(err)}`),
+    (err) => {
+      // Routine: a broken pipe as the client leaves, a send after close.
+      if (!isInvalidMessage(err)) return ctx.logger.debug(`stdio: ${errorMessage(err)}`);
+      // A client's malformed message is worth a warning (nothing answers it), once per
+      // connection: a client that keeps sending them does not fill the log. The schema's own
+      // words go to debug (they run to kilobytes).
+      invalid += 1;
+      const text = `stdio: the client sent a line that is not a JSON-RPC message, skipped (${invalid} so far on this connection). ${JSON_RPC_SHAPES}`;
+      if (invalid === 1) ctx.logger.warn(text);
+      else ctx.logger.debug(text);
+      ctx.logger.debug(`stdio: ${errorMessage(err)}`);
+    },
   );
 }
+
+/** What a line must be, said when it is not. */
+const JSON_RPC_SHAPES =
+  'A request has "jsonrpc": "2.0", an "id" (a string or an integer) and a string "method"; a notification the same without "id"; a response an "id" and a "result" or an "error".';
 
 /**
  * `transport`, with every inbound message shown to `tap.message` first and its close to

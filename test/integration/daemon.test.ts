@@ -344,6 +344,20 @@ describe("mcpx --daemon", () => {
     expect(text(await call(a.client, "counter.count"))).toBe("1");
   }, 60_000);
 
+  it("ends a connection whose first line runs past 10 MiB without a newline", async () => {
+    const w = world({ counter: counter() });
+    const a = await attach(w);
+    daemonPid(w);
+    const socketPath = /socket (\S+)/.exec(daemonCommand(w, "status").out)?.[1];
+    const socket = net.connect(socketPath!);
+    let closed = false;
+    socket.once("close", () => (closed = true));
+    socket.on("error", () => undefined);
+    socket.write("x".repeat(11 * 1024 * 1024));
+    await eventually(() => closed, 20_000, "the daemon to end the connection");
+    expect(text(await call(a.client, "counter.count"))).toBe("1");
+  }, 60_000);
+
   it("exits after --daemon-idle with no client", async () => {
     const w = world({ counter: counter() });
     const a = await attach(w, ["--daemon-idle", "200"]);

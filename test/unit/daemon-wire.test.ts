@@ -13,6 +13,7 @@ describe("LineReader with a bound", () => {
     expect(reader.push('a\n{"id":7,' + "x".repeat(30))).toEqual(["a"]);
     expect(reader.rest()).toBe(""); // nothing held past the bound
     expect(reader.push("y".repeat(1000))).toEqual([]);
+    expect(reader.dropping).toBe(true);
     expect(dropped).toEqual([]); // reported once its newline comes
     expect(reader.push('yy"}\nb\nc')).toEqual(["b"]);
     expect(dropped).toHaveLength(1);
@@ -20,6 +21,7 @@ describe("LineReader with a bound", () => {
     expect(dropped[0]!.tail.endsWith('yyy"}')).toBe(true);
     expect(dropped[0]!.tail.length).toBeLessThanOrEqual(256);
     expect(reader.rest()).toBe("c");
+    expect(reader.dropping).toBe(false);
   });
 
   it("hands over a whole line past the bound that came in one piece (the caller refuses it)", () => {
