@@ -48,6 +48,41 @@ function pgidOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
 }
 
+/**
+ * mcpx over stdio, spawned raw (the test controls both pipes), after its answer to `initialize`
+ * and with its one upstream running: that upstream's pid, stderr so far, and its exit.
+ */
+async function initialized(file: string, args: string[] = []) {
+  const child = spawn(process.execPath, [MCPX, file, ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { PATH: process.env.PATH ?? "", ...cacheEnv(), TMPDIR: tempDir() },
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  let exit: number | string | undefined;
+  child.once("exit", (code, signal) => (exit = code ?? signal ?? undefined));
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+  try {
+    await eventually(() => out.includes('"id":1'), 20_000, "the answer to initialize");
+    await eventually(() => descendants(child.pid!).length === 1, 20_000, "the upstream");
+  } catch (err) {
+    await stop(child);
+    throw err;
+  }
+  return {
+    child,
+    upstreams: descendants(child.pid!),
+    stderr: () => stderr,
+    /** mcpx's exit code (or signal), once it exited. */
+    exited: async () => {
+      await eventually(() => exit !== undefined, 20_000, "mcpx to exit");
+      return exit;
+    },
+  };
+}
+
 const servers = {
   everything: npmServer("@modelcontextprotocol/server-everything", "stdio"),
   memory: npmServer("@modelcontextprotocol/server-memory"),
@@ -121,27 +156,13 @@ describe("the watchdog after a normal shutdown", () => {
         pending: fixtureServer("faulty.mjs", { FAULT_START_UNTIL: path.join(tempDir(), "never") }),
       },
     });
-    const child = spawn(process.execPath, [MCPX, file], {
-      stdio: ["pipe", "pipe", "pipe"],
-      env: { PATH: process.env.PATH ?? "", ...cacheEnv(), TMPDIR: tempDir() },
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    let exit: number | string | undefined;
-    child.once("exit", (code, signal) => (exit = code ?? signal ?? undefined));
+    const { child, upstreams, stderr, exited } = await initialized(file);
     try {
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-      child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
-      await eventually(() => out.includes('"id":1'), 20_000, "the answer to initialize");
-      await eventually(() => descendants(child.pid!).length === 1, 20_000, "the upstream");
-      const upstreams = descendants(child.pid!);
       child.stdin.end();
-      await eventually(() => exit !== undefined, 20_000, "mcpx to exit");
-      expect(exit).toBe(0);
+      expect(await exited()).toBe(0);
       expect(upstreams.filter(running)).toEqual([]);
-      expect(stderr).toContain("shutting down");
-      expect(stderr).not.toContain("failed to start");
+      expect(stderr()).toContain("shutting down");
+      expect(stderr()).not.toContain("failed to start");
     } finally {
       await stop(child);
     }
@@ -151,31 +172,17 @@ describe("the watchdog after a normal shutdown", () => {
     const file = config({
       mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") },
     });
-    const child = spawn(process.execPath, [MCPX, file, "--log-level", "debug"], {
-      stdio: ["pipe", "pipe", "pipe"],
-      env: { PATH: process.env.PATH ?? "", ...cacheEnv(), TMPDIR: tempDir() },
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    let exit: number | string | undefined;
-    child.once("exit", (code, signal) => (exit = code ?? signal ?? undefined));
+    const { child, upstreams, stderr, exited } = await initialized(file, ["--log-level", "debug"]);
     try {
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-      child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
-      await eventually(() => out.includes('"id":1'), 20_000, "the answer to initialize");
-      await eventually(() => descendants(child.pid!).length === 1, 20_000, "the upstream");
-      const upstreams = descendants(child.pid!);
       const watchdog = watchdogOf(child.pid!);
       expect(watchdog).toBeDefined();
       // The client closes its end of mcpx's stdout but keeps stdin open: the next answer fails.
       child.stdout.destroy();
       child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}\n`);
-      await eventually(() => exit !== undefined, 20_000, "mcpx to exit");
-      expect(exit).toBe(0);
+      expect(await exited()).toBe(0);
       expect(upstreams.filter(running)).toEqual([]);
       expect(running(watchdog!)).toBe(false);
-      expect(stderr).toContain("EPIPE");
+      expect(stderr()).toContain("EPIPE");
     } finally {
       await stop(child);
     }
