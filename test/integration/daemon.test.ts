@@ -112,6 +112,15 @@ function daemonPid(w: World, mcpx = MCPX): number {
   return pid;
 }
 
+/** A connection of our own to the daemon's socket, below any shim; `closed` says if it was reset. */
+function rawConnection(w: World): { socket: net.Socket; closed: Promise<boolean> } {
+  const socketPath = /socket (\S+)/.exec(daemonCommand(w, "status").out)?.[1];
+  if (!socketPath) throw new Error("the daemon's status names no socket");
+  const socket = net.connect(socketPath);
+  socket.on("error", () => undefined);
+  return { socket, closed: new Promise((resolve) => socket.once("close", resolve)) };
+}
+
 const call = (client: Client, method: string, args: Record<string, unknown> = {}) =>
   client.callTool({ name: "call", arguments: { method, arguments: args } });
 
@@ -325,11 +334,7 @@ describe("mcpx --daemon", () => {
     const w = world({ counter: counter() });
     const a = await attach(w);
     daemonPid(w);
-    const socketPath = /socket (\S+)/.exec(daemonCommand(w, "status").out)?.[1];
-    expect(socketPath).toBeDefined();
-    const socket = net.connect(socketPath!);
-    const closed = new Promise<boolean>((resolve) => socket.once("close", resolve));
-    socket.on("error", () => undefined);
+    const { socket, closed } = rawConnection(w);
     let got = "";
     socket.on("data", (c: Buffer) => (got += c.toString()));
     socket.write(`${JSON.stringify({ mcpx: "attach", version: "test" })}\n`);
@@ -348,13 +353,11 @@ describe("mcpx --daemon", () => {
     const w = world({ counter: counter() });
     const a = await attach(w);
     daemonPid(w);
-    const socketPath = /socket (\S+)/.exec(daemonCommand(w, "status").out)?.[1];
-    const socket = net.connect(socketPath!);
-    let closed = false;
-    socket.once("close", () => (closed = true));
-    socket.on("error", () => undefined);
+    const { socket, closed } = rawConnection(w);
+    let ended = false;
+    void closed.then(() => (ended = true));
     socket.write("x".repeat(11 * 1024 * 1024));
-    await eventually(() => closed, 20_000, "the daemon to end the connection");
+    await eventually(() => ended, 20_000, "the daemon to end the connection");
     expect(text(await call(a.client, "counter.count"))).toBe("1");
   }, 60_000);
 
