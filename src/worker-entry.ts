@@ -12,3 +12,24 @@ export function workerEntry(self: string, name: string): { filename: string | UR
     eval: true,
   };
 }
+
+/** How long a new worker thread has to say it is ready, by default (ms). */
+export const WORKER_START_MS = 15_000;
+
+/**
+ * Workers of one pool that missed their start in a row: a miss is retried (another worker
+ * started) until the second in a row, which fails the work waiting; a worker that starts resets it.
+ */
+export class MissedStarts {
+  private inARow = 0;
+
+  /** Count a miss; true while another worker should be tried for the waiting work. */
+  miss(): boolean {
+    this.inARow += 1;
+    return this.inARow < 2;
+  }
+
+  started(): void {
+    this.inARow = 0;
+  }
+}

@@ -9,7 +9,7 @@
 import { Worker } from "node:worker_threads";
 import { FairQueue } from "../fair-queue.js";
 import { LIMITS, megabytes } from "../limits.js";
-import { workerEntry } from "../worker-entry.js";
+import { MissedStarts, WORKER_START_MS, workerEntry } from "../worker-entry.js";
 
 /** A select's outcome: its value as text (a string as itself, else JSON), or why there is none. */
 export type Selection = { text: string; nothing: boolean } | { error: string };
@@ -47,9 +47,6 @@ export interface SelectorOptions {
   startMs?: number;
 }
 
-/** Workers that may fail to start in a row before the select waiting for them fails. */
-const START_TRIES = 2;
-
 interface Job {
   caller: string;
   message: Omit<ToSelectWorker, "id">;
@@ -73,8 +70,7 @@ export class Selector {
   private readonly maxWorkers: number;
   private readonly idleMs: number;
   private readonly startMs: number;
-  /** Workers in a row that did not start within startMs (reset by one that did). */
-  private slowStarts = 0;
+  private readonly missed = new MissedStarts();
   private readonly workers = new Set<SelectWorker>();
   private readonly queue = new FairQueue<Job>();
   private nextId = 1;
@@ -85,7 +81,7 @@ export class Selector {
     this.heapMb = options.heapMb ?? 256;
     this.maxWorkers = options.maxWorkers ?? 2;
     this.idleMs = options.idleMs ?? 30_000;
-    this.startMs = options.startMs ?? 15_000;
+    this.startMs = options.startMs ?? WORKER_START_MS;
   }
 
   /** `expression` applied to `value` for `caller` (whose turn in line comes round robin). */
@@ -135,13 +131,11 @@ export class Selector {
       idleTimer: undefined,
       startTimer: setTimeout(() => {
         if (this.closed) return;
-        this.slowStarts += 1;
         const reason = `the worker evaluating it did not start within ${this.startMs} ms; running it again may work`;
-        this.lost(w, reason, this.slowStarts < START_TRIES);
+        this.lost(w, reason, this.missed.miss());
         void worker.terminate();
-      }, this.startMs),
+      }, this.startMs).unref(),
     };
-    w.startTimer?.unref();
     worker.on("message", (msg: FromSelectWorker) => this.onMessage(w, msg));
     worker.on("error", (err: Error & { code?: string }) => {
       const memory = err.code === "ERR_WORKER_OUT_OF_MEMORY";
@@ -162,7 +156,7 @@ export class Selector {
     if ("ready" in msg) {
       w.ready = true;
       clearTimeout(w.startTimer);
-      this.slowStarts = 0;
+      this.missed.started();
       return this.dispatch();
     }
     if (w.job?.id !== msg.id) return;

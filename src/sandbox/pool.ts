@@ -8,7 +8,7 @@ import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { FairQueue } from "../fair-queue.js";
 import type { Logger } from "../logger.js";
-import { workerEntry } from "../worker-entry.js";
+import { MissedStarts, WORKER_START_MS, workerEntry } from "../worker-entry.js";
 import { DEFAULT_CALL_BYTES, resolveLimits, type CallBytes } from "./limits.js";
 import { busyError, internalError, notStartedError } from "./messages.js";
 import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
@@ -87,15 +87,12 @@ interface EngineWorker {
   exited: Promise<void>;
 }
 
-/** Workers that may miss their start in a row before the script waiting for one fails. */
-const START_TRIES = 2;
-
 /** Creates a sandbox. Workers start on demand; nothing runs until the first script. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const maxWorkers = options.maxWorkers ?? Math.min(4, Math.max(2, os.availableParallelism()));
   const idleMs = options.idleMs ?? 30_000;
   const graceMs = options.graceMs ?? 1_000;
-  const startMs = options.startMs ?? 15_000;
+  const startMs = options.startMs ?? WORKER_START_MS;
   const callBytes: CallBytes = { ...DEFAULT_CALL_BYTES, ...options.callBytes };
   const perRunning = options.perCaller?.running ?? Math.max(1, maxWorkers - 1);
   const perQueued = options.perCaller?.queued ?? 16;
@@ -104,8 +101,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const live = (run: ScriptRun) => !run.done;
   let nextId = 1;
   let closed = false;
-  /** Workers in a row that did not start within startMs (reset by one that did). */
-  let slowStarts = 0;
+  const missed = new MissedStarts();
 
   function spawn(): EngineWorker {
     const stop = new Int32Array(new SharedArrayBuffer(4));
@@ -129,15 +125,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       graceTimer: undefined,
       startTimer: setTimeout(() => {
         if (closed) return;
-        slowStarts += 1;
-        const retry = slowStarts < START_TRIES;
+        const retry = missed.miss();
         const next = retry ? "starting another" : "failing the script that waits for it";
         options.logger?.warn(`a worker thread did not start within ${startMs} ms; ${next}`);
         kill(w, notStartedError(startMs), retry);
-      }, startMs),
+      }, startMs).unref(),
       exited: new Promise((resolve) => worker.once("exit", () => resolve())),
     };
-    w.startTimer?.unref();
     for (const stream of [worker.stdout, worker.stderr]) {
       stream.setEncoding("utf8");
       stream.on("data", (chunk: string) =>
@@ -157,7 +151,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     if (msg.type === "ready") {
       w.ready = true;
       clearTimeout(w.startTimer);
-      slowStarts = 0;
+      missed.started();
       return dispatch();
     }
     const run = w.run;
