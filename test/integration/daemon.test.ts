@@ -7,6 +7,7 @@ import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   cpSync,
+  existsSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -47,7 +48,7 @@ function world(servers: Record<string, unknown>): World {
   chmodSync(runtime, 0o700);
   const dir = tempDir();
   const config = writeConfig({ mcpServers: servers }, dir);
-  return {
+  const w = {
     runtime,
     config,
     env: {
@@ -57,13 +58,33 @@ function world(servers: Record<string, unknown>): World {
       ...cacheEnv(),
     },
   };
+  worlds.push(w);
+  return w;
+}
+
+/** The tail of every daemon log of these worlds, and what each shim wrote to stderr. */
+function logsOf(of: World[], shims: (() => string)[]): string {
+  const tail = (t: string) => t.trim().split("\n").slice(-60).join("\n");
+  const logs = of.flatMap((w) => {
+    const dir = path.join(w.runtime, "mcpx");
+    const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".log")) : [];
+    return files.map((f) => `--- ${f}\n${tail(readFileSync(path.join(dir, f), "utf8"))}`);
+  });
+  const said = shims.map((s, i) => `--- shim ${i} stderr\n${tail(s())}`);
+  return [...logs, ...said].join("\n");
 }
 
 const counter = () => fixtureServer("counter.mjs");
 
 const daemons = new Set<number>();
 const clients: Client[] = [];
-afterEach(async () => {
+const worlds: World[] = [];
+const shimErrors: (() => string)[] = [];
+afterEach(async ({ task }) => {
+  // A test that failed (or timed out) shows what the daemons logged and the shims said.
+  if (task.result?.state === "fail") console.error(logsOf(worlds, shimErrors));
+  worlds.length = 0;
+  shimErrors.length = 0;
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
   for (const pid of daemons) {
     try {
@@ -89,6 +110,7 @@ async function attach(w: World, extra: string[] = [], mcpx = BIN) {
   });
   let stderr = "";
   transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
+  shimErrors.push(() => stderr);
   const client = newClient("legacy");
   await client.connect(transport);
   clients.push(client);
@@ -243,18 +265,26 @@ describe("mcpx --daemon", () => {
     const pid = daemonPid(w);
     const upstreams = descendants(pid);
     expect(upstreams.length).toBeGreaterThan(0);
+    // The first progress from the upstream says the call is under way there. (An upstream
+    // process is no sign: discovery starts one before any call, and a request the shim has not
+    // read yet when the daemon dies goes to the next daemon, rightly, where it would run again.)
+    let underWay = () => {};
+    const progressed = new Promise<void>((resolve) => (underWay = resolve));
     const inflight = a.client
-      .callTool({ name: "call", arguments: { method: "slow.hang", arguments: {} } })
+      .callTool(
+        { name: "call", arguments: { method: "slow.slow", arguments: { ms: 600_000 } } },
+        { onprogress: () => underWay(), timeout: 20_000 },
+      )
       .then(
         (r) => ({ ok: r }),
         (err: Error) => ({ err: err.message }),
       );
-    // The call is under way once the upstream session serving it exists.
-    await eventually(
-      () => descendants(pid).some((p) => cmdline(p).includes("faulty.mjs")),
-      10_000,
-      "the hanging call's upstream",
-    );
+    await Promise.race([
+      progressed,
+      inflight.then((o) => {
+        throw new Error(`the call ended before it was under way: ${JSON.stringify(o)}`);
+      }),
+    ]);
     process.kill(pid, "SIGKILL");
     const outcome = await inflight;
     expect(JSON.stringify(outcome)).toContain("daemon ended");
