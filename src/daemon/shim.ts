@@ -57,10 +57,15 @@ export async function runShim(options: ShimOptions): Promise<number> {
 
 class Relay {
   private socket: net.Socket | undefined;
-  /** The client's lines; one past the bound is dropped as it comes, and answered (refuseLong). */
-  private readonly fromClient = new LineReader(MAX_LINE_BYTES, (d) =>
-    this.refuseLong(undefined, droppedRequestId(d)),
-  );
+  /**
+   * The client's lines; one past the bound is dropped as it comes: a request is answered
+   * (refuseLong), an answer to the daemon's request turned into an error for it (refuseAnswer).
+   */
+  private readonly fromClient = new LineReader(MAX_LINE_BYTES, (d) => {
+    const answered = droppedResponseId(d);
+    if (answered !== undefined) this.refuseAnswer(undefined, answered);
+    else this.refuseLong(undefined, droppedRequestId(d));
+  });
   /** Lines of the client waiting for a daemon (while attaching). */
   private queued: string[] = [];
   /** Requests of the client the daemon has not answered yet: id → method. */
@@ -105,9 +110,12 @@ class Relay {
     if (line.trim() === "") return;
     const message = parse(line);
     // The daemon would end the connection over it: refused here, the request answered.
-    if (Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) {
-      const id = typeof message?.method === "string" ? message.id : undefined;
-      return this.refuseLong(Buffer.byteLength(line), id);
+    const bytes = Buffer.byteLength(line);
+    if (bytes + 1 > MAX_LINE_BYTES) {
+      const id = message?.id;
+      if (message?.method === undefined && (typeof id === "string" || typeof id === "number"))
+        return this.refuseAnswer(bytes, id);
+      return this.refuseLong(bytes, typeof message?.method === "string" ? id : undefined);
     }
     if (message && typeof message.method === "string") {
       if (message.id !== undefined) this.pending.set(message.id as string | number, message.method);
@@ -123,15 +131,24 @@ class Relay {
    * answered, else said on stderr.
    */
   private refuseLong(bytes: number | undefined, id: unknown): void {
-    const max = `${MAX_LINE_BYTES / 1024 / 1024} MiB`;
-    const size = bytes === undefined ? "" : ` ${(bytes / 1024 / 1024).toFixed(1)} MiB,`;
-    const text = `mcpx: this message is${size} more than the ${max} one message may be; it was not sent. Send less at once (a large input can go in a file the server reads).`;
+    const text = `mcpx: this message is${tooLong(bytes)}; it was not sent. Send less at once (a large input can go in a file the server reads).`;
     if (typeof id === "string" || typeof id === "number") {
       const error = { code: -32600, message: text };
       process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error })}\n`);
     } else {
       process.stderr.write(`${text}\n`);
     }
+  }
+
+  /**
+   * The client's answer (`bytes` long, or dropped as it came) to the daemon's request `id` (a
+   * sampling or elicitation an upstream asked for): not sent; the request gets an error instead of
+   * waiting for its timeout, and the client's stderr says so.
+   */
+  private refuseAnswer(bytes: number | undefined, id: string | number): void {
+    const text = `mcpx: the client's answer to request ${JSON.stringify(id)} was${tooLong(bytes)}; it was not passed on, and the request got this error instead. Ask for less at once.`;
+    process.stderr.write(`${text}\n`);
+    this.send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: text } }));
   }
 
   private send(line: string): void {
@@ -211,11 +228,19 @@ class Relay {
   }
 }
 
+/** " N MiB, more than the 10 MiB one message may be" (the size when known). */
+function tooLong(bytes: number | undefined): string {
+  const size = bytes === undefined ? "" : ` ${(bytes / 1024 / 1024).toFixed(1)} MiB,`;
+  return `${size} more than the ${MAX_LINE_BYTES / 1024 / 1024} MiB one message may be`;
+}
+
 const ID = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
+/** `"jsonrpc":"2.0",` and `"id":…,` in either order, or either, or neither: a message's first keys. */
+const LEAD = String.raw`^\{\s*(?:(?:"jsonrpc"\s*:\s*"2\.0"|"id"\s*:\s*${ID})\s*,\s*){0,2}`;
 /** A request's first keys, in the orders clients write them: `jsonrpc`, `id`, then `method`. */
-const REQUEST_HEAD = new RegExp(
-  String.raw`^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*${ID}\s*,\s*)?"method"\s*:`,
-);
+const REQUEST_HEAD = new RegExp(String.raw`${LEAD}"method"\s*:`);
+/** A response's: `jsonrpc`, `id`, then `result` or `error`; or `result` first (the SDK's order). */
+const RESPONSE_HEAD = new RegExp(String.raw`${LEAD}"(?:result|error)"\s*:`);
 const ID_FIRST = new RegExp(String.raw`^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${ID}`);
 /** The SDK writes `{"method":…,"params":…,"jsonrpc":"2.0","id":…}`: the id closes the line. */
 const ID_LAST = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
@@ -226,7 +251,15 @@ const ID_LAST = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
  * answered (a response's id is one of mcpx's own requests, and may equal one of the client's).
  */
 export function droppedRequestId(d: DroppedLine): string | number | undefined {
-  if (!REQUEST_HEAD.test(d.head)) return undefined;
+  return REQUEST_HEAD.test(d.head) ? droppedId(d) : undefined;
+}
+
+/** The id of a response dropped as it came (the client's answer to one of mcpx's requests). */
+export function droppedResponseId(d: DroppedLine): string | number | undefined {
+  return RESPONSE_HEAD.test(d.head) ? droppedId(d) : undefined;
+}
+
+function droppedId(d: DroppedLine): string | number | undefined {
   const m = ID_FIRST.exec(d.head) ?? ID_LAST.exec(d.tail);
   if (!m) return undefined;
   try {

@@ -360,6 +360,70 @@ describe("mcpx --daemon", () => {
     }
   }, 60_000);
 
+  it("a client's answer past 10 MiB is not sent: the upstream's request gets an error at once, the client is told", async () => {
+    const w = world({ everything: npmServer("@modelcontextprotocol/server-everything", "stdio") });
+    const shim = spawn(process.execPath, [BIN, w.config, "--daemon"], {
+      env: w.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    try {
+      let out = "";
+      let err = "";
+      shim.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      shim.stderr.on("data", (c: Buffer) => (err += c.toString()));
+      shimErrors.push(() => err);
+      type Message = {
+        id?: number | string;
+        method?: string;
+        result?: { content?: { text?: string }[]; isError?: boolean };
+      };
+      const lines = () =>
+        out
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as Message);
+      const send = (m: unknown) => shim.stdin.write(`${JSON.stringify(m)}\n`);
+      send({ ...INITIALIZE, params: { ...INITIALIZE.params, capabilities: { sampling: {} } } });
+      await eventually(() => lines().some((m) => m.id === 1), 20_000, "the answer to initialize");
+      daemonPid(w);
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: {
+          name: "call",
+          arguments: {
+            method: "everything.trigger-sampling-request",
+            arguments: { prompt: "p" },
+          },
+        },
+      });
+      await eventually(
+        () => lines().some((m) => m.method === "sampling/createMessage"),
+        20_000,
+        "the upstream's sampling request",
+      );
+      const asked = lines().find((m) => m.method === "sampling/createMessage")!;
+      // The SDK's order: the id comes last, after 11 MiB.
+      const pad = "x".repeat(11 * 1024 * 1024);
+      send({
+        result: { role: "assistant", content: { type: "text", text: pad }, model: "m" },
+        jsonrpc: "2.0",
+        id: asked.id,
+      });
+      await eventually(() => lines().some((m) => m.id === 2), 20_000, "the call's answer");
+      const answer = lines().find((m) => m.id === 2)!;
+      expect(answer.result?.isError).toBe(true);
+      expect(answer.result?.content?.[0]?.text).toContain(
+        `the client's answer to request ${JSON.stringify(asked.id)} was more than the 10 MiB one message may be; it was not passed on`,
+      );
+      expect(err).toContain("it was not passed on");
+    } finally {
+      await stop(shim);
+    }
+  }, 60_000);
+
   it("ends a connection that sends a line past 10 MiB: the peer sees it close, the others carry on", async () => {
     const w = world({ counter: counter() });
     const a = await attach(w);

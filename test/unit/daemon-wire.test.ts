@@ -3,7 +3,7 @@
  * past the bound is dropped as it comes, and reported with its two ends (where a request's id is).
  */
 import { describe, expect, it } from "vitest";
-import { droppedRequestId } from "../../src/daemon/shim.js";
+import { droppedRequestId, droppedResponseId } from "../../src/daemon/shim.js";
 import { LineReader, type DroppedLine } from "../../src/daemon/wire.js";
 
 describe("LineReader with a bound", () => {
@@ -58,5 +58,32 @@ describe("the id of a request the shim dropped", () => {
     ['{"method":"tools/call","params":{"a":"', '","id":9}}'],
   ])("%s … %s → none", (head, tail) => {
     expect(droppedRequestId(line(head, tail))).toBeUndefined();
+  });
+
+  it("reads a request whose id comes before its jsonrpc", () => {
+    expect(droppedRequestId(line('{"id":7,"jsonrpc":"2.0","method":"x","params":{"', '"}}'))).toBe(
+      7,
+    );
+  });
+});
+
+describe("the id of a client's answer the shim dropped", () => {
+  const line = (head: string, tail: string): DroppedLine => ({ head, tail });
+  it.each([
+    // The SDK's order (result first, the id last), and jsonrpc/id first in either order.
+    ['{"result":{"content":{"type":"text","text":"', '"}},"jsonrpc":"2.0","id":0}', 0],
+    ['{"jsonrpc":"2.0","id":"s-1","result":{"action":"accept","content":{"a":"', '"}}}', "s-1"],
+    ['{"id":12,"jsonrpc":"2.0","error":{"code":-1,"message":"', '"}}', 12],
+  ])("%s … %s → %j", (head, tail, id) => {
+    expect(droppedResponseId(line(head, tail))).toBe(id);
+  });
+
+  it.each([
+    // A request, a notification, and an answer whose only id at the end is a nested one.
+    ['{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"xx', 'xx"}}'],
+    ['{"method":"notifications/progress","params":{"a":"', '"},"jsonrpc":"2.0"}'],
+    ['{"result":{"content":{"text":"', '","id":9}}}'],
+  ])("%s … %s → none", (head, tail) => {
+    expect(droppedResponseId(line(head, tail))).toBeUndefined();
   });
 });
