@@ -57,3 +57,18 @@ export function textNestsDeeper(text: Uint8Array, max: number): boolean {
   }
   return false;
 }
+
+/** What a JSON-RPC line must be, said when it is not (to a client, on stderr or in the log). */
+export const JSON_RPC_SHAPES =
+  'A request has "jsonrpc": "2.0", an "id" (a string or an integer) and a string "method"; a notification the same without "id"; a response an "id" and a "result" or an "error".';
+
+/**
+ * Whether a JSON object could be a JSON-RPC message (`jsonrpc` "2.0" and a method, a result with
+ * an id, or an error, whose id the SDK's schema leaves optional): a cheap first look, looser than
+ * the schema, never refusing what it accepts.
+ */
+export function looksLikeJsonRpc(value: Record<string, unknown>): boolean {
+  if (value.jsonrpc !== "2.0") return false;
+  if (typeof value.method === "string" || "error" in value) return true;
+  return value.id !== undefined && "result" in value;
+}

@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
+import { JSON_RPC_SHAPES, looksLikeJsonRpc } from "../json.js";
 import { VERSION } from "../version.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
 import {
@@ -76,6 +77,7 @@ class Relay {
   private clientGone = false;
   private told = false;
   private replays = 0;
+  private malformed = 0;
 
   constructor(
     private readonly paths: DaemonPaths,
@@ -117,6 +119,8 @@ class Relay {
         return this.refuseAnswer(bytes, id);
       return this.refuseLong(bytes, typeof message?.method === "string" ? id : undefined);
     }
+    // What the daemon would skip, warning in its own log: skipped here, the client told once.
+    if (message && !looksLikeJsonRpc(message)) return this.skipMalformed();
     if (message && typeof message.method === "string") {
       if (message.id !== undefined) this.pending.set(message.id as string | number, message.method);
       if (message.method === "initialize") this.initialize = message;
@@ -124,6 +128,14 @@ class Relay {
       else if (message.method === "logging/setLevel") this.setLevel = message;
     }
     this.send(line);
+  }
+
+  /** A line that is JSON but no JSON-RPC message: said on stderr the first time, never sent. */
+  private skipMalformed(): void {
+    if (this.malformed++ > 0) return;
+    process.stderr.write(
+      `mcpx: the client sent a line that is not a JSON-RPC message; it was skipped (later ones are skipped without a word). ${JSON_RPC_SHAPES}\n`,
+    );
   }
 
   /**

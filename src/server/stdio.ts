@@ -19,6 +19,7 @@ import { watchCatalog } from "./list-changed.js";
 import { serveByOpening } from "./stdio-opening.js";
 import { LineTransport } from "./stdio-transport.js";
 import { isInvalidMessage } from "../upstream/lines.js";
+import { JSON_RPC_SHAPES } from "../json.js";
 import { createDownstream, DEFAULT_CALLER, envelopeClientName } from "./mcp-server.js";
 
 export interface StdioHandle {
@@ -112,9 +113,6 @@ export function serveConnection(
   );
 }
 
-/** What a line must be, said when it is not. */
-const JSON_RPC_SHAPES =
-  'A request has "jsonrpc": "2.0", an "id" (a string or an integer) and a string "method"; a notification the same without "id"; a response an "id" and a "result" or an "error".';
 
 /**
  * `transport`, with every inbound message shown to `tap.message` first and its close to

@@ -143,6 +143,38 @@ function rawConnection(w: World): { socket: net.Socket; closed: Promise<boolean>
   return { socket, closed: new Promise((resolve) => socket.once("close", resolve)) };
 }
 
+interface Line {
+  id?: number | string;
+  method?: string;
+  error?: { code: number; message: string };
+  result?: { content?: { text?: string }[]; isError?: boolean };
+}
+
+/** A shim of our own over raw pipes: what it wrote to stdout (parsed) and to stderr. */
+function rawShim(w: World) {
+  const shim = spawn(process.execPath, [BIN, w.config, "--daemon"], {
+    env: w.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  shim.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  shim.stderr.on("data", (c: Buffer) => (err += c.toString()));
+  shimErrors.push(() => err);
+  const lines = () =>
+    out
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Line);
+  return {
+    shim,
+    lines,
+    answer: (id: number) => lines().find((m) => m.id === id),
+    send: (m: unknown) => shim.stdin.write(`${JSON.stringify(m)}\n`),
+    stderr: () => err,
+  };
+}
+
 const call = (client: Client, method: string, args: Record<string, unknown> = {}) =>
   client.callTool({ name: "call", arguments: { method, arguments: args } });
 
@@ -320,30 +352,15 @@ describe("mcpx --daemon", () => {
     const w = world({ counter: counter() });
     await attach(w);
     const pid = daemonPid(w);
-    const shim = spawn(process.execPath, [BIN, w.config, "--daemon"], {
-      env: w.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const { shim, answer, send } = rawShim(w);
     try {
-      let out = "";
-      shim.stdout.on("data", (c: Buffer) => (out += c.toString()));
-      const answer = (id: number) =>
-        out
-          .split("\n")
-          .filter((l) => l.startsWith("{"))
-          .map((l) => JSON.parse(l) as { id?: number; error?: { code: number; message: string } })
-          .find((m) => m.id === id);
-      shim.stdin.write(`${JSON.stringify(INITIALIZE)}\n`);
+      send(INITIALIZE);
       await eventually(() => answer(1) !== undefined, 20_000, "the answer to initialize");
       const pad = "x".repeat(11 * 1024 * 1024);
-      shim.stdin.write(
-        `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping", params: { pad } })}\n`,
-      );
+      send({ jsonrpc: "2.0", id: 2, method: "ping", params: { pad } });
       // The SDK's order: the id comes last.
-      shim.stdin.write(
-        `${JSON.stringify({ method: "ping", params: { pad }, jsonrpc: "2.0", id: 4 })}\n`,
-      );
-      shim.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" })}\n`);
+      send({ method: "ping", params: { pad }, jsonrpc: "2.0", id: 4 });
+      send({ jsonrpc: "2.0", id: 3, method: "ping" });
       await eventually(() => answer(3) !== undefined, 20_000, "the next request's answer");
       expect(answer(4)?.error?.code).toBe(-32600);
       expect(answer(2)?.error).toEqual({
@@ -362,29 +379,10 @@ describe("mcpx --daemon", () => {
 
   it("a client's answer past 10 MiB is not sent: the upstream's request gets an error at once, the client is told", async () => {
     const w = world({ everything: npmServer("@modelcontextprotocol/server-everything", "stdio") });
-    const shim = spawn(process.execPath, [BIN, w.config, "--daemon"], {
-      env: w.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const { shim, lines, answer, send, stderr } = rawShim(w);
     try {
-      let out = "";
-      let err = "";
-      shim.stdout.on("data", (c: Buffer) => (out += c.toString()));
-      shim.stderr.on("data", (c: Buffer) => (err += c.toString()));
-      shimErrors.push(() => err);
-      type Message = {
-        id?: number | string;
-        method?: string;
-        result?: { content?: { text?: string }[]; isError?: boolean };
-      };
-      const lines = () =>
-        out
-          .split("\n")
-          .filter((l) => l.startsWith("{"))
-          .map((l) => JSON.parse(l) as Message);
-      const send = (m: unknown) => shim.stdin.write(`${JSON.stringify(m)}\n`);
       send({ ...INITIALIZE, params: { ...INITIALIZE.params, capabilities: { sampling: {} } } });
-      await eventually(() => lines().some((m) => m.id === 1), 20_000, "the answer to initialize");
+      await eventually(() => answer(1) !== undefined, 20_000, "the answer to initialize");
       daemonPid(w);
       send({ jsonrpc: "2.0", method: "notifications/initialized" });
       send({
@@ -412,17 +410,43 @@ describe("mcpx --daemon", () => {
         jsonrpc: "2.0",
         id: asked.id,
       });
-      await eventually(() => lines().some((m) => m.id === 2), 20_000, "the call's answer");
-      const answer = lines().find((m) => m.id === 2)!;
-      expect(answer.result?.isError).toBe(true);
-      expect(answer.result?.content?.[0]?.text).toContain(
+      await eventually(() => answer(2) !== undefined, 20_000, "the call's answer");
+      expect(answer(2)?.result?.isError).toBe(true);
+      expect(answer(2)?.result?.content?.[0]?.text).toContain(
         `the client's answer to request ${JSON.stringify(asked.id)} was more than the 10 MiB one message may be; it was not passed on`,
       );
-      expect(err).toContain("it was not passed on");
+      expect(stderr()).toContain("it was not passed on");
     } finally {
       await stop(shim);
     }
   }, 60_000);
+
+  it("the shim skips a client's line that is JSON but not JSON-RPC, says so once on stderr, and answers the next request", async () => {
+    const w = world({ counter: counter() });
+    const { shim, answer, send, stderr } = rawShim(w);
+    try {
+      send(INITIALIZE);
+      await eventually(() => answer(1) !== undefined, 20_000, "the answer to initialize");
+      send({ jsonrpc: "2.0", id: 7, method: 42 });
+      send({ a: 1 });
+      send({ jsonrpc: "2.0", id: 3, method: "ping" });
+      await eventually(() => answer(3) !== undefined, 20_000, "the next request's answer");
+      expect(answer(3)).toMatchObject({ result: {} });
+      expect(answer(7)).toBeUndefined();
+      const warned = stderr()
+        .split("\n")
+        .filter((l) => l.includes("not a JSON-RPC message"));
+      expect(warned).toEqual([
+        expect.stringMatching(
+          /^mcpx: the client sent a line that is not a JSON-RPC message; it was skipped .* A request has "jsonrpc": "2\.0"/,
+        ) as unknown,
+      ]);
+      // The shim sent neither line on: the daemon's log has no word of them.
+      expect(logsOf([w], [])).not.toContain("not a JSON-RPC message");
+    } finally {
+      await stop(shim);
+    }
+  });
 
   it("ends a connection that sends a line past 10 MiB: the peer sees it close, the others carry on", async () => {
     const w = world({ counter: counter() });
