@@ -18,3 +18,20 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, every));
   }
 }
+
+/**
+ * `promise`, or a throw naming `what` once `ms` pass: for an awaited event (a progress, a
+ * notification) that a lost message would otherwise leave pending until the test's own timeout,
+ * which names nothing.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

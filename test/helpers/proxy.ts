@@ -15,7 +15,7 @@ import { tempDir } from "./temp.js";
 
 export { tempDir } from "./temp.js";
 export { ERAS, newClient, onToolsChanged, type Era } from "./clients.js";
-export { eventually } from "./eventually.js";
+export { eventually, within } from "./eventually.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const MCPX = path.join(ROOT, "dist/index.js");

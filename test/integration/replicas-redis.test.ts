@@ -153,6 +153,8 @@ describe.skipIf(!ready && !REQUIRED)(
 
     it("cancels a 2025 client's call on the replica running it, the cancel sent to the other", async () => {
       const alice = await connect("legacy", "alice");
+      const count = (line: string) => replicas.map((r) => r.stderr().split(line).length - 1);
+      const callsBefore = count("modern: rpc tools/call");
       const controller = new AbortController();
       const running = alice.client
         .callTool(
@@ -166,7 +168,14 @@ describe.skipIf(!ready && !REQUIRED)(
         "the call to reach a replica",
       );
       const ran = alice.lb.served.find((s) => s.rpc === "tools/call")!.replica;
-      const before = replicas.map((r) => r.stderr().split("slow aborted").length - 1);
+      // Under way once the upstream has it (its `rpc tools/call` line, relayed into the replica's
+      // log); the answer's headers above come before the call is even given a session.
+      await eventually(
+        () => count("modern: rpc tools/call").some((n, i) => n > callsBefore[i]!),
+        10_000,
+        "the call to reach the upstream",
+      );
+      const before = count("slow aborted");
       controller.abort();
       await running;
       await eventually(
@@ -178,7 +187,7 @@ describe.skipIf(!ready && !REQUIRED)(
       expect(cancelled.replica).not.toBe(ran);
       // The upstream saw the cancel: its "slow aborted" line, in the log of the replica running it.
       await eventually(
-        () => replicas.some((r, i) => r.stderr().split("slow aborted").length - 1 > before[i]!),
+        () => count("slow aborted").some((n, i) => n > before[i]!),
         10_000,
         "the upstream to see the cancellation",
       );

@@ -103,7 +103,8 @@ describe.each(ERAS)("graceful shutdown over http, %s client", (era) => {
         arguments: { method: "f.slow", arguments: { ms: 20_000 } },
       });
       slow.catch(() => {}); // the connection drops with the process
-      await eventually(() => descendants(proxy.pid).length > 0, 10_000, "the upstream");
+      // The call holds its session (discovery started the upstream before any call).
+      await inFlight(proxy.url);
       const children = descendants(proxy.pid);
       proxy.child.kill("SIGTERM");
       await eventually(
@@ -137,7 +138,12 @@ describe.each(ERAS)("graceful shutdown over stdio, %s client", (era) => {
         { name: "call", arguments: { method: "f.slow", arguments: { ms: 1500 } } },
         { onprogress: () => inFlight() },
       );
-      await progressed;
+      await Promise.race([
+        progressed,
+        slow.then((r) => {
+          throw new Error(`the call ended before it was under way: ${text(r)}`);
+        }),
+      ]);
       const children = descendants(proxy.pid);
       process.kill(proxy.pid, "SIGTERM");
       await eventually(

@@ -24,6 +24,7 @@ import {
   stop,
   tempDir,
   text,
+  within,
   writeConfig,
   type RunningHttp,
 } from "../helpers/proxy.js";
@@ -267,7 +268,11 @@ for (const { era: clientEra, connect } of CLIENTS) {
           () => "answered",
           () => "rejected",
         );
-      await running;
+      await within(
+        Promise.race([running, call.then((how) => Promise.reject(new Error(`call ${how} first`)))]),
+        15_000,
+        "the call's first progress",
+      );
       controller.abort();
       expect(await call).toBe("rejected");
       if (name === "modern_http") {
@@ -286,7 +291,7 @@ for (const { era: clientEra, connect } of CLIENTS) {
       const changed = client.nextToolsChanged();
       const added = await client.call(`${name}.add_tool`, { name: tool });
       expect(text(added)).toBe(`added ${tool}`);
-      await changed;
+      await within(changed, 15_000, "tools/list_changed");
       expect(await client.describe(name)).toContain(`${name}.${tool}(`);
     });
 
@@ -300,7 +305,7 @@ for (const { era: clientEra, connect } of CLIENTS) {
       const tool = `after_drop_${clientEra}`;
       const changed = client.nextToolsChanged();
       await client.call("modern_http.add_tool", { name: tool });
-      await changed;
+      await within(changed, 15_000, "tools/list_changed");
       expect(await client.describe("modern_http")).toContain(`modern_http.${tool}(`);
     });
 
