@@ -113,7 +113,6 @@ export function serveConnection(
   );
 }
 
-
 /**
  * `transport`, with every inbound message shown to `tap.message` first and its close to
  * `tap.closed`. When `tap.message` returns a promise, that message and every later one (and
