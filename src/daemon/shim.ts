@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import { JSON_RPC_SHAPES, looksLikeJsonRpc } from "../json.js";
+import { isRecord, JSON_RPC_SHAPES, looksLikeJsonRpc } from "../json.js";
 import { VERSION } from "../version.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
 import {
@@ -71,6 +71,8 @@ class Relay {
   private queued: string[] = [];
   /** Requests of the client the daemon has not answered yet: id → method. */
   private readonly pending = new Map<string | number, string>();
+  /** Requests of the daemon (a relayed sampling, elicitation, roots) the client has not answered. */
+  private readonly asked = new Set<string | number>();
   private initialize: Record<string, unknown> | undefined;
   private initialized: string | undefined;
   private setLevel: Record<string, unknown> | undefined;
@@ -110,22 +112,29 @@ class Relay {
 
   private fromClientLine(line: string): void {
     if (line.trim() === "") return;
-    const message = parse(line);
+    const parsed = parseJson(line);
+    const message = isRecord(parsed?.json) ? parsed.json : undefined;
+    const id = isId(message?.id) ? message.id : undefined;
+    const answer =
+      message !== undefined &&
+      message.method === undefined &&
+      ("result" in message || "error" in message);
     // The daemon would end the connection over it: refused here, the request answered.
     const bytes = Buffer.byteLength(line);
     if (bytes + 1 > MAX_LINE_BYTES) {
-      const id = message?.id;
-      if (message?.method === undefined && (typeof id === "string" || typeof id === "number"))
-        return this.refuseAnswer(bytes, id);
+      if (answer && id !== undefined) return this.refuseAnswer(bytes, id);
       return this.refuseLong(bytes, typeof message?.method === "string" ? id : undefined);
     }
     // What the daemon would skip, warning in its own log: skipped here, the client told once.
-    if (message && !looksLikeJsonRpc(message)) return this.skipMalformed();
+    // (A line that is no JSON at all the daemon skips without a word: it goes on as it is.)
+    if (parsed && !(message && looksLikeJsonRpc(message))) return this.skipMalformed();
     if (message && typeof message.method === "string") {
-      if (message.id !== undefined) this.pending.set(message.id as string | number, message.method);
+      if (id !== undefined) this.pending.set(id, message.method);
       if (message.method === "initialize") this.initialize = message;
       else if (message.method === "notifications/initialized") this.initialized = line;
       else if (message.method === "logging/setLevel") this.setLevel = message;
+    } else if (answer && id !== undefined) {
+      this.asked.delete(id);
     }
     this.send(line);
   }
@@ -158,9 +167,15 @@ class Relay {
    * waiting for its timeout, and the client's stderr says so.
    */
   private refuseAnswer(bytes: number | undefined, id: string | number): void {
-    const text = `mcpx: the client's answer to request ${JSON.stringify(id)} was${tooLong(bytes)}; it was not passed on, and the request got this error instead. Ask for less at once.`;
+    // Only a request this daemon asked and still awaits gets the error (not one of the same id
+    // a new daemon asked after the client's answer began).
+    const awaited = this.asked.delete(id);
+    const then = awaited ? "the request got this error instead" : "no request awaits it";
+    const text = `mcpx: the client's answer to request ${JSON.stringify(id)} was${tooLong(bytes)}; it was not passed on, and ${then}. Ask for less at once.`;
     process.stderr.write(`${text}\n`);
-    this.send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: text } }));
+    if (awaited) {
+      this.send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: text } }));
+    }
   }
 
   private send(line: string): void {
@@ -174,6 +189,8 @@ class Relay {
     if (message && message.method === undefined && message.id !== undefined) {
       if (typeof message.id === "string" && message.id.startsWith(OWN_ID)) return;
       this.pending.delete(message.id as string | number);
+    } else if (message && typeof message.method === "string" && isId(message.id)) {
+      this.asked.add(message.id);
     }
     process.stdout.write(`${line}\n`);
   }
@@ -217,6 +234,8 @@ class Relay {
   /** The daemon went away: answer what it left unanswered, then attach to a new one. */
   private async detached(): Promise<void> {
     this.socket = undefined;
+    // What the daemon gone asked is answered to no one.
+    this.asked.clear();
     if (this.clientGone) return this.onGone();
     for (const [id, method] of this.pending) {
       process.stdout.write(
@@ -276,6 +295,20 @@ function droppedId(d: DroppedLine): string | number | undefined {
   if (!m) return undefined;
   try {
     return JSON.parse(m[1]!) as string | number;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON-RPC id: a string or an integer (what a client's SDK accepts back). */
+function isId(value: unknown): value is string | number {
+  return typeof value === "string" || Number.isSafeInteger(value);
+}
+
+/** The JSON value of `line`, or undefined when it is no JSON at all. */
+function parseJson(line: string): { json: unknown } | undefined {
+  try {
+    return { json: JSON.parse(line) as unknown };
   } catch {
     return undefined;
   }

@@ -414,8 +414,16 @@ describe("mcpx --daemon", () => {
         "the upstream's sampling request",
       );
       const asked = lines().find((m) => m.method === "sampling/createMessage")!;
-      // The SDK's order: the id comes last, after 11 MiB.
       const pad = "x".repeat(11 * 1024 * 1024);
+      // An answer to a request the daemon never sent: said on stderr, no error made up for it.
+      send({ jsonrpc: "2.0", id: "nobody", result: { pad } });
+      await eventually(
+        () => stderr().includes(`request "nobody" was more than`),
+        20_000,
+        "the shim to drop the answer to no request",
+      );
+      expect(stderr()).toContain("it was not passed on, and no request awaits it.");
+      // The SDK's order: the id comes last, after 11 MiB.
       send({
         result: { role: "assistant", content: { type: "text", text: pad }, model: "m" },
         jsonrpc: "2.0",
@@ -440,10 +448,14 @@ describe("mcpx --daemon", () => {
       await eventually(() => answer(1) !== undefined, 20_000, "the answer to initialize");
       send({ jsonrpc: "2.0", id: 7, method: 42 });
       send({ a: 1 });
+      // A batch (the protocol has none now) and a bare value.
+      send([{ jsonrpc: "2.0", id: 8, method: "ping" }]);
+      send(5);
       send({ jsonrpc: "2.0", id: 3, method: "ping" });
       await eventually(() => answer(3) !== undefined, 20_000, "the next request's answer");
       expect(answer(3)).toMatchObject({ result: {} });
       expect(answer(7)).toBeUndefined();
+      expect(answer(8)).toBeUndefined();
       const warned = stderr()
         .split("\n")
         .filter((l) => l.includes("not a JSON-RPC message"));
