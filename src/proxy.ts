@@ -121,7 +121,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     callBytes: { argument: LIMITS.argumentBytes, inFlight: LIMITS.scriptInFlightBytes },
   });
   // `select` runs here, within its time and memory budget: threads start at the first select.
-  const selector = new Selector();
+  const selector = new Selector({ logger: logger.child("select") });
   const executor = new Executor(registry, {
     logger,
     shared,

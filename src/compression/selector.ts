@@ -9,6 +9,7 @@
 import { Worker } from "node:worker_threads";
 import { FairQueue } from "../fair-queue.js";
 import { LIMITS, megabytes } from "../limits.js";
+import type { Logger } from "../logger.js";
 import { MissedStarts, WORKER_START_MS, workerEntry } from "../worker-entry.js";
 
 /** A select's outcome: its value as text (a string as itself, else JSON), or why there is none. */
@@ -45,6 +46,8 @@ export interface SelectorOptions {
    * naming the wait, and so does the next one's first miss until a worker starts. Default: 15,000.
    */
   startMs?: number;
+  /** Where a worker that missed its start is told (none: not told). */
+  logger?: Logger;
 }
 
 interface Job {
@@ -71,6 +74,7 @@ export class Selector {
   private readonly idleMs: number;
   private readonly startMs: number;
   private readonly missed = new MissedStarts();
+  private readonly logger: Logger | undefined;
   private readonly workers = new Set<SelectWorker>();
   private readonly queue = new FairQueue<Job>();
   private nextId = 1;
@@ -82,6 +86,7 @@ export class Selector {
     this.maxWorkers = options.maxWorkers ?? 2;
     this.idleMs = options.idleMs ?? 30_000;
     this.startMs = options.startMs ?? WORKER_START_MS;
+    this.logger = options.logger;
   }
 
   /** `expression` applied to `value` for `caller` (whose turn in line comes round robin). */
@@ -132,7 +137,10 @@ export class Selector {
       startTimer: setTimeout(() => {
         if (this.closed) return;
         const reason = `the worker evaluating it did not start within ${this.startMs} ms; running it again may work`;
-        this.lost(w, reason, this.missed.miss());
+        const retry = this.missed.miss();
+        const next = retry ? "starting another" : "failing the select that waits for it";
+        this.logger?.warn(`a select worker did not start within ${this.startMs} ms; ${next}`);
+        this.lost(w, reason, retry);
         void worker.terminate();
       }, this.startMs).unref(),
     };

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Selector } from "../../src/compression/selector.js";
 import { FairQueue } from "../../src/fair-queue.js";
+import { createLogger } from "../../src/logger.js";
 
 /** 185 characters that doubled the value 23 times: 4.3 GB and a heap crash, on the main thread. */
 const DOUBLING = "@" + " | [@,@]".repeat(23);
@@ -75,10 +76,21 @@ describe("Selector", () => {
 
   it("replaces a worker that does not start within startMs once, then fails the select naming the wait", async () => {
     // No worker loads in 1 ms: both tries miss their start.
-    const s = selector({ startMs: 1, maxWorkers: 1 });
+    const logs: string[] = [];
+    const s = selector({
+      startMs: 1,
+      maxWorkers: 1,
+      logger: createLogger({ level: "warn", write: (l) => logs.push(l) }),
+    });
     expect(await s.apply(WEATHER, "conditions")).toEqual({
       error: "the worker evaluating it did not start within 1 ms; running it again may work",
     });
+    expect(logs.filter((l) => l.includes("did not start"))).toEqual([
+      expect.stringContaining("a select worker did not start within 1 ms; starting another"),
+      expect.stringContaining(
+        "a select worker did not start within 1 ms; failing the select that waits for it",
+      ),
+    ]);
   });
 
   it("a caller's line of slow selects holds up another caller's by one at most", async () => {
