@@ -4,9 +4,9 @@
  * context per script, cancellation and shutdown.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, type Sandbox, type ScriptOutcome } from "../../src/sandbox/index.js";
-import { createLogger } from "../../src/logger.js";
+import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { quietLogger } from "../helpers/inmemory.js";
+import { lateReadies } from "../helpers/late-ready.js";
 import { SERVERS, threadCount, toolHost } from "../helpers/sandbox.js";
 
 let sandbox: Sandbox;
@@ -314,42 +314,17 @@ describe("start", () => {
   });
 
   it("a worker heard from after it was ended for a missed start does not count as started", async () => {
-    const logs: string[] = [];
-    // Blocks this thread: a worker starting meanwhile says "ready" into a queue read only after
-    // its start timer, expired by then, has fired (a loop turn runs its timers, then reads).
-    const block = () => {
-      const end = Date.now() + 3_000;
-      while (Date.now() < end) {
-        // Busy on purpose: the late "ready" needs this thread held, not waiting.
-      }
-    };
-    let blocks = 0;
-    const logger = createLogger({
-      level: "warn",
-      write: (line) => {
-        logs.push(line);
-        // After the first miss the replacement is spawned; block once more before its timer.
-        if (line.includes("starting another") && blocks++ === 0) setImmediate(block);
-      },
-    });
-    const pool = createSandbox({ maxWorkers: 1, startMs: 200, logger });
+    const late = lateReadies();
+    const pool = createSandbox({ maxWorkers: 1, startMs: 200, logger: late.logger });
     try {
-      // Started and blocked in a loop turn's last phase (as the block after the first miss is):
-      // the next turn runs its expired timers before it reads messages.
-      const { out } = await new Promise<{ out: Promise<ScriptOutcome> }>((resolve) =>
-        setImmediate(() => {
-          const running = pool.run("return 1;", toolHost().options());
-          block();
-          resolve({ out: running });
-        }),
-      );
+      const out = await late.begin(() => pool.run("return 1;", toolHost().options()));
       // Both workers missed their start; the first one's late "ready" did not make the second
       // miss a first one again (which would start a third, and run the script).
-      expect(await out).toMatchObject({
+      expect(await out.value).toMatchObject({
         ok: false,
         error: { message: expect.stringContaining("twice in a row") as unknown },
       });
-      expect(logs.filter((l) => l.includes("did not start within 200 ms"))).toHaveLength(2);
+      expect(late.logs.filter((l) => l.includes("did not start within 200 ms"))).toHaveLength(2);
     } finally {
       await pool.close();
     }

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Selector } from "../../src/compression/selector.js";
 import { FairQueue } from "../../src/fair-queue.js";
 import { createLogger } from "../../src/logger.js";
+import { lateReadies } from "../helpers/late-ready.js";
 
 /** 185 characters that doubled the value 23 times: 4.3 GB and a heap crash, on the main thread. */
 const DOUBLING = "@" + " | [@,@]".repeat(23);
@@ -91,6 +92,18 @@ describe("Selector", () => {
         "a select worker did not start within 1 ms; failing the select that waits for it",
       ),
     ]);
+  });
+
+  it("a worker heard from after it was ended for a missed start does not count as started", async () => {
+    const late = lateReadies();
+    const s = selector({ startMs: 200, maxWorkers: 1, logger: late.logger });
+    const out = await late.begin(() => s.apply(WEATHER, "conditions"));
+    // Both workers missed their start; the first one's late "ready" did not make the second
+    // miss a first one again (which would start a third, and evaluate the select).
+    expect(await out.value).toEqual({
+      error: "the worker evaluating it did not start within 200 ms; running it again may work",
+    });
+    expect(late.logs.filter((l) => l.includes("did not start within 200 ms"))).toHaveLength(2);
   });
 
   it("a caller's line of slow selects holds up another caller's by one at most", async () => {
