@@ -10,14 +10,9 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "no
 import net from "node:net";
 import { isRecord, JSON_RPC_SHAPES, looksLikeJsonRpc } from "../json.js";
 import { VERSION } from "../version.js";
+import { droppedRequestId, droppedResponseId, isId, parseJson, parseObject } from "./line-ids.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
-import {
-  LineReader,
-  MAX_LINE_BYTES,
-  type ControlAnswer,
-  type ControlRequest,
-  type DroppedLine,
-} from "./wire.js";
+import { LineReader, MAX_LINE_BYTES, type ControlAnswer, type ControlRequest } from "./wire.js";
 
 /** How long a shim waits for a daemon to answer on its socket after starting it. */
 const START_TIMEOUT_MS = 30_000;
@@ -185,7 +180,7 @@ class Relay {
 
   private fromDaemonLine(line: string): void {
     if (line.trim() === "") return;
-    const message = parse(line);
+    const message = parseObject(line);
     if (message && message.method === undefined && message.id !== undefined) {
       if (typeof message.id === "string" && message.id.startsWith(OWN_ID)) return;
       this.pending.delete(message.id as string | number);
@@ -265,66 +260,6 @@ function tooLong(bytes: number | undefined): string {
   return `${size} more than the ${MAX_LINE_BYTES / 1024 / 1024} MiB one message may be`;
 }
 
-const ID = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
-/** `"jsonrpc":"2.0",` and `"id":…,` in either order, or either, or neither: a message's first keys. */
-const LEAD = String.raw`^\{\s*(?:(?:"jsonrpc"\s*:\s*"2\.0"|"id"\s*:\s*${ID})\s*,\s*){0,2}`;
-/** A request's first keys, in the orders clients write them: `jsonrpc`, `id`, then `method`. */
-const REQUEST_HEAD = new RegExp(String.raw`${LEAD}"method"\s*:`);
-/** A response's: `jsonrpc`, `id`, then `result` or `error`; or `result` first (the SDK's order). */
-const RESPONSE_HEAD = new RegExp(String.raw`${LEAD}"(?:result|error)"\s*:`);
-const ID_FIRST = new RegExp(String.raw`^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${ID}`);
-/** The SDK writes `{"method":…,"params":…,"jsonrpc":"2.0","id":…}`: the id closes the line. */
-const ID_LAST = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
-
-/**
- * The id of a request dropped as it came, from its two ends; none unless its head shows a
- * request (`"method"` among its first keys): a client's response, or a notification, is never
- * answered (a response's id is one of mcpx's own requests, and may equal one of the client's).
- */
-export function droppedRequestId(d: DroppedLine): string | number | undefined {
-  return REQUEST_HEAD.test(d.head) ? droppedId(d) : undefined;
-}
-
-/** The id of a response dropped as it came (the client's answer to one of mcpx's requests). */
-export function droppedResponseId(d: DroppedLine): string | number | undefined {
-  return RESPONSE_HEAD.test(d.head) ? droppedId(d) : undefined;
-}
-
-function droppedId(d: DroppedLine): string | number | undefined {
-  const m = ID_FIRST.exec(d.head) ?? ID_LAST.exec(d.tail);
-  if (!m) return undefined;
-  try {
-    return JSON.parse(m[1]!) as string | number;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A JSON-RPC id: a string or an integer (what a client's SDK accepts back). */
-function isId(value: unknown): value is string | number {
-  return typeof value === "string" || Number.isSafeInteger(value);
-}
-
-/** The JSON value of `line`, or undefined when it is no JSON at all. */
-function parseJson(line: string): { json: unknown } | undefined {
-  try {
-    return { json: JSON.parse(line) as unknown };
-  } catch {
-    return undefined;
-  }
-}
-
-function parse(line: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Attach to the running daemon, or start one (one shim at a time: the lock) and attach. */
 async function attachOrStart(paths: DaemonPaths, options: ShimOptions): Promise<Attached> {
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -377,7 +312,7 @@ function tryAttach(socketPath: string, caller: string | undefined): Promise<Atta
       socket.off("data", onData);
       socket.off("error", fail);
       socket.off("close", fail);
-      const answer = parse(first) as ControlAnswer | undefined;
+      const answer = parseObject(first) as ControlAnswer | undefined;
       if (answer?.mcpx !== "attached") return fail();
       resolve({ socket, answer, rest: reader.rest() });
     };
@@ -396,7 +331,7 @@ export function control(socketPath: string, request: ControlRequest): Promise<Co
       const [first] = reader.push(chunk);
       if (first === undefined) return;
       socket.destroy();
-      const answer = parse(first) as ControlAnswer | undefined;
+      const answer = parseObject(first) as ControlAnswer | undefined;
       if (answer) resolve(answer);
       else reject(new Error("the daemon's answer was not a control line"));
     });

@@ -3,7 +3,7 @@
  * past the bound is dropped as it comes, and reported with its two ends (where a request's id is).
  */
 import { describe, expect, it } from "vitest";
-import { droppedRequestId, droppedResponseId } from "../../src/daemon/shim.js";
+import { droppedRequestId, droppedResponseId } from "../../src/daemon/line-ids.js";
 import { LineReader, type DroppedLine } from "../../src/daemon/wire.js";
 
 describe("LineReader with a bound", () => {
