@@ -35,7 +35,7 @@ const git = (...args: string[]) =>
     stdio: ["ignore", "pipe", "pipe"],
   }).trim();
 
-/** The other commit's `dist/index.js`, built in a worktree under `dir`. */
+/** The other commit's CLI (`dist/bundle/index.js`, else `dist/index.js`), built in a worktree under `dir`. */
 function buildBaseline(ref: string, dir: string): { entry: string; commit: string } {
   const commit = git("rev-parse", "--short", ref);
   const tree = path.join(dir, "tree");
@@ -50,7 +50,15 @@ function buildBaseline(ref: string, dir: string): { entry: string; commit: strin
       stdio: "inherit",
     },
   );
-  const entry = path.join(tree, "dist/index.js");
+  // Run as the bin runs it: bundled, when that commit bundles its CLI (scripts/build-bin.mjs).
+  if (existsSync(path.join(tree, "scripts/build-bin.mjs"))) {
+    execFileSync(process.execPath, [path.join(tree, "scripts/build-bin.mjs")], {
+      cwd: tree,
+      stdio: "inherit",
+    });
+  }
+  const bundled = path.join(tree, "dist/bundle/index.js");
+  const entry = existsSync(bundled) ? bundled : path.join(tree, "dist/index.js");
   if (!existsSync(entry)) throw new Error(`building ${commit} made no ${entry}`);
   return { entry, commit };
 }

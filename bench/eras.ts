@@ -3,7 +3,7 @@
  * HTTP upstream, which needs no session, next to a legacy (2025-11-25) one, which needs
  * initialize before every fresh session. Upstreams: the SDK v2 fixture
  * (test/fixtures/upstreams/modern.mjs) and server-everything over streamable HTTP, both real
- * processes on loopback; mcpx is the built `dist/index.js` over stdio. The arms are interleaved
+ * processes on loopback; mcpx is the built `dist/bundle/index.js` over stdio. The arms are interleaved
  * call by call, so drift (other load on the machine) hits them alike.
  */
 import { spawn, type ChildProcess } from "node:child_process";

@@ -1,23 +1,37 @@
 /**
- * Memory benchmark: RSS and heap of the built mcpx (`node dist/index.js <config> --port 0`) at
+ * Memory benchmark: RSS and heap of the built mcpx (`node dist/bundle/index.js <config> --port 0`, what the bin runs) at
  * idle, after 5,000 and after 20,000 `call` → everything.echo requests from 32 concurrent SDK
  * streamable-HTTP clients (one MCP session each; the upstream session is shared), after calls
  * the clients cancel midway, and once the clients are gone; with the upstream processes under
  * mcpx at each point. A probe preloaded into mcpx (bench/memory-probe.mjs) reports
  * process.memoryUsage() over IPC, as the process runs and after a forced full GC ("live").
  *
+ * Side by side in the same run, idle as a user's mcpx mostly is: the bundle the bin runs and tsc's
+ * build (a file per module), each with three upstreams, read once their idle trim has run; and
+ * the floors under them, node processes that load only the SDK and what serving needs.
+ *
  * MCPX_BENCH_SNAPSHOTS=<dir> also writes a heap snapshot at each checkpoint, to compare with
  * bench/heap-diff.ts (writing one inflates RSS afterwards; snapshots are never committed).
  * MCPX_BENCH_MEMORY_CALLS=5000,20000,60000 sets the checkpoints.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { descendants, isAlive, MCPX, stop, tempDir, writeConfig } from "../test/helpers/proxy.js";
+import {
+  descendants,
+  isAlive,
+  MCPX,
+  MCPX_MODULES,
+  stop,
+  tempDir,
+  writeConfig,
+} from "../test/helpers/proxy.js";
+import { IDLE_CHECK_MS, QUIET_LOOKS } from "../src/heap.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connectHttp } from "./lib/http-client.js";
 import { table, type BenchSection } from "./report.js";
+import { ECHO_SERVER } from "./speed-arms.js";
 import { npmServer, resultText, ROOT } from "./upstreams.js";
 
 const CLIENTS = 32;
@@ -50,18 +64,24 @@ interface Reading {
   upstreams: number;
 }
 
+const SDK = ["@modelcontextprotocol/server", "@modelcontextprotocol/client"];
 /** The floor under mcpx's idle RSS: a node that loads only these, read as mcpx's idle is. */
-const FLOORS: { label: string; modules: string[] }[] = [
+const FLOORS: { label: string; modules: string[]; serves?: true }[] = [
   { label: "node, nothing loaded", modules: [] },
+  { label: "node + the MCP SDK's server and client packages", modules: SDK },
   {
-    label: "node + the MCP SDK's server and client packages",
-    modules: ["@modelcontextprotocol/server", "@modelcontextprotocol/client"],
+    label: "the same + an HTTP server listening + one child process run",
+    modules: SDK,
+    serves: true,
   },
 ];
 
+/** What a proxy does at the least: listen, and start a process. */
+const SERVE = `const http = await import("node:http"); const s = http.createServer(); await new Promise((r) => s.listen(0, r)); (await import("node:child_process")).spawnSync(process.execPath, ["-e", ""]);`;
+
 /** RSS of a node process that imports `modules` and then idles SETTLE_MS. */
-function floorRss(modules: string[]): number {
-  const code = `${modules.map((m) => `await import(${JSON.stringify(m)});`).join("")}setTimeout(() => process.stdout.write(String(process.memoryUsage().rss)), ${SETTLE_MS});`;
+function floorRss(modules: string[], serves = false): number {
+  const code = `${modules.map((m) => `await import(${JSON.stringify(m)});`).join("")}${serves ? SERVE : ""}setTimeout(() => { process.stdout.write(String(process.memoryUsage().rss)); process.exit(0); }, ${SETTLE_MS});`;
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", code], {
     cwd: ROOT,
     encoding: "utf8",
@@ -154,6 +174,58 @@ async function cancelled(client: Client): Promise<boolean> {
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
+/** Long enough for the idle trim: its quiet looks, one more, and a margin for start-up. */
+const SETTLED_MS = (QUIET_LOOKS + 1) * IDLE_CHECK_MS + 5_000;
+const SETTLED_ARMS = [
+  { label: "the bundle (`dist/bundle/`, what the bin runs)", entry: MCPX },
+  { label: "tsc's build (`dist/index.js`, a file per module)", entry: MCPX_MODULES },
+];
+
+/** RSS of an mcpx with three upstreams, SETTLED_MS after it listens. */
+async function settledIdle(arm: {
+  label: string;
+  entry: string;
+}): Promise<{ label: string; rss: number }> {
+  const dir = tempDir("mcpx-bench-memory-idle-");
+  const shared = { session: "shared" as const };
+  const config = writeConfig(
+    {
+      mcpServers: {
+        echo: { command: process.execPath, args: [ECHO_SERVER], ...shared },
+        everything: { ...EVERYTHING, ...shared },
+        memory: {
+          ...npmServer("@modelcontextprotocol/server-memory", [], {
+            MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),
+          }),
+          ...shared,
+        },
+      },
+    },
+    dir,
+  );
+  const child = spawn(process.execPath, [arm.entry, config, "--port", "0", "--log-level", "warn"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, XDG_CACHE_HOME: dir, XDG_STATE_HOME: dir },
+  });
+  try {
+    let stderr = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on("data", (c: Buffer) => {
+        stderr += c.toString();
+        if (stderr.includes("mcpx listening on")) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
+    });
+    await sleep(SETTLED_MS);
+    const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+    const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
+    return { label: arm.label, rss: kb * 1024 };
+  } finally {
+    await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runMemoryBench(): Promise<BenchSection> {
   const started = performance.now();
   const dir = tempDir("mcpx-bench-memory-");
@@ -164,8 +236,11 @@ export async function runMemoryBench(): Promise<BenchSection> {
   );
   const readings: Reading[] = [];
   const failures: string[] = [];
+  let settledRss: { label: string; rss: number }[] = [];
   let left = 0;
-  const floors = FLOORS.map((f) => ({ label: f.label, rss: floorRss(f.modules) }));
+  const floors = FLOORS.map((f) => ({ label: f.label, rss: floorRss(f.modules, f.serves) }));
+  // Idle processes beside the load below: RSS is what they report, not time.
+  const settled = Promise.all(SETTLED_ARMS.map((arm) => settledIdle(arm)));
   const { child, url } = await startMcpx(config);
   const pid = child.pid!;
   const read = async (label: string) => {
@@ -203,6 +278,10 @@ export async function runMemoryBench(): Promise<BenchSection> {
     await sleep(SETTLE_MS);
     await read("clients gone (sessions deleted)");
   } finally {
+    settledRss = await settled.catch((err: unknown) => {
+      failures.push(`settled idle: ${String(err)}`);
+      return [];
+    });
     const children = descendants(pid);
     await stop(child);
     // Upstreams get SIGTERM, then SIGKILL after a grace period: give them that long.
@@ -214,13 +293,14 @@ export async function runMemoryBench(): Promise<BenchSection> {
   return {
     id: "memory",
     title: "Memory",
-    markdown: render(readings, floors, failures, left, performance.now() - started),
+    markdown: render(readings, floors, settledRss, failures, left, performance.now() - started),
   };
 }
 
 function render(
   readings: Reading[],
   floors: { label: string; rss: number }[],
+  settled: { label: string; rss: number }[],
   failures: string[],
   left: number,
   ms: number,
@@ -238,7 +318,7 @@ function render(
   return [
     "Reproduce with `npm run bench -- memory`.",
     "",
-    `The built mcpx over HTTP (\`node dist/index.js <config> --port 0\`) with server-everything as a \`"session": "shared"\` upstream. ${CLIENTS} SDK streamable-HTTP clients, one MCP session each, call \`call\` → \`everything.echo\` with unique payloads, back to back; then ${CANCELLED.toLocaleString("en-US")} \`trigger-long-running-operation\` calls that the client cancels at the first progress notification; then every client DELETEs its session. mcpx's own memory is read through a preloaded probe: as it runs, then after two forced full GCs ("live heap": what is really retained). Each reading forces those GCs, which resets V8's heap growth: RSS between readings can run higher than shown. "upstreams": processes under mcpx.`,
+    `The built mcpx over HTTP (\`node dist/bundle/index.js <config> --port 0\`, what the bin runs) with server-everything as a \`"session": "shared"\` upstream. ${CLIENTS} SDK streamable-HTTP clients, one MCP session each, call \`call\` → \`everything.echo\` with unique payloads, back to back; then ${CANCELLED.toLocaleString("en-US")} \`trigger-long-running-operation\` calls that the client cancels at the first progress notification; then every client DELETEs its session. mcpx's own memory is read through a preloaded probe: as it runs, then after two forced full GCs ("live heap": what is really retained). Each reading forces those GCs, which resets V8's heap growth: RSS between readings can run higher than shown. "upstreams": processes under mcpx.`,
     "",
     table(
       [
@@ -261,6 +341,13 @@ function render(
     table(
       ["process", "RSS MB"],
       [...floors.map((f) => [f.label, mb(f.rss)]), ["mcpx, idle", mb(readings[0]?.now.rss ?? 0)]],
+    ),
+    "",
+    `Settled idle, as a user's mcpx mostly is: mcpx over HTTP with three \`"session": "shared"\` upstreams (an echo server, server-everything, server-memory), no probe, its RSS read ${SETTLED_MS / 1000} s after it listens, once its idle trim has given the young generation back (src/heap.ts); both builds at once, beside the load above:`,
+    "",
+    table(
+      ["mcpx build", "RSS MB"],
+      settled.map((r) => [r.label, mb(r.rss)]),
     ),
     "",
     `${failures.length === 0 ? "Every call answered as expected" : `Failures: ${failures.join("; ")}`}. Upstream processes left after mcpx exited: ${left}. Run time ${(ms / 1000).toFixed(0)} s.`,

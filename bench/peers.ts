@@ -321,7 +321,7 @@ function render(
       "server-everything direct: its own streamable HTTP (express, stateful). mcp-hub: its `/mcp` endpoint, the deprecated HTTP+SSE transport " +
       "(started offline: HOME and XDG folders in a temp folder with its registry cache seeded). mcp-proxy: `--port`, streamable HTTP. " +
       "supergateway: `--outputTransport streamableHttp --stateful` (one server-everything per session). mcpx: the built " +
-      '`dist/index.js --port 0`, the upstream `"session": "shared"` over stdio, called as `call({ method: "everything.echo" })`. ' +
+      '`dist/bundle/index.js --port 0`, the upstream `"session": "shared"` over stdio, called as `call({ method: "everything.echo" })`. ' +
       "CPU: user + system ms per call of the arm's HTTP process alone (from /proc; its upstreams not counted). " +
       "RSS (VmRSS) of that process: idle after start, and after the rounds with the clients still connected.",
     "",

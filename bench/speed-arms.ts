@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { resultText, ROOT } from "./upstreams.js";
 
-export const MCPX = path.join(ROOT, "dist/index.js");
+export const MCPX = path.join(ROOT, "dist/bundle/index.js");
 export const ECHO_SERVER = path.join(ROOT, "bench/echo-server.mjs");
 /** A byte relay in front of `node <args>`: the floor of a stdio proxy (bench/relay.mjs). */
 export const RELAY = path.join(ROOT, "bench/relay.mjs");

@@ -228,7 +228,7 @@ function render(rows: Overhead[], tp: Throughput, elapsedMs: number, load: numbe
     "",
     "The upstream is `bench/echo-server.mjs`, a minimal SDK server (`McpServer`, one `echo` tool). " +
       "**direct**: an SDK client to it, over stdio, or over streamable HTTP on `node:http` (stateful, as the SDK's example). " +
-      "**mcpx**: the built mcpx (`node dist/index.js`, stdio or `--port 0`) with that server as its one " +
+      "**mcpx**: the built mcpx (`node dist/bundle/index.js`, stdio or `--port 0`) with that server as its one " +
       '`"session": "shared"` stdio upstream, called as `call({ method: "echo.echo" })`; the client speaks the same ' +
       "downstream transport as in the direct arm. Both arms are open at once and called alternately, call by call " +
       `(${CALLS} calls each after ${WARMUP} warm-up; spaced: ${SPACING_MS} ms of quiet before each call, as a model's calls are spaced). ` +

@@ -17,7 +17,7 @@ import { memoryKb } from "./lib/processes.js";
 import { table, type BenchSection } from "./report.js";
 import { npmServer, replayServer, ROOT, type StdioSpec } from "./upstreams.js";
 
-const MCPX = path.join(ROOT, "dist/index.js");
+const MCPX = path.join(ROOT, "dist/bundle/index.js");
 const RUNS = 5;
 const SLOW_MS = 5_000;
 /** The slow upstream of the cache arms (the start time of issue #22's example). */
@@ -161,7 +161,7 @@ export async function runStartupBench(): Promise<BenchSection> {
       ]);
     }
     const markdown = [
-      `Cold starts of \`node dist/index.js <config>\` over stdio, ${RUNS} runs per case (\`npm run bench -- startup\`). ` +
+      `Cold starts of \`node dist/bundle/index.js <config>\` over stdio, ${RUNS} runs per case (\`npm run bench -- startup\`). ` +
         "**initialize**: spawn until the answer to `initialize`; **catalog**: spawn until `tools/list` " +
         "shows no server still starting. mcpx answers `initialize` before any upstream has started; " +
         "late servers arrive through `notifications/tools/list_changed`. **RSS idle**: mcpx's VmRSS " +

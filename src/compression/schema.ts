@@ -14,7 +14,9 @@ import { compactDeclaration } from "./schema-text.js";
  */
 let library: Promise<typeof Compile> | undefined;
 function loadCompiler(): Promise<typeof Compile> {
-  library ??= import("json-schema-to-typescript").then((m) => m.compile);
+  // A CommonJS package: its default export is its module.exports under node and in the bundle
+  // alike (bundled, a lazily imported CommonJS chunk exports nothing else).
+  library ??= import("json-schema-to-typescript").then((m) => m.default.compile);
   return library;
 }
 

@@ -18,7 +18,10 @@ export { ERAS, newClient, onToolsChanged, type Era } from "./clients.js";
 export { eventually, within } from "./eventually.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-export const MCPX = path.join(ROOT, "dist/index.js");
+/** The CLI as the bin runs it: `dist/mcpx.cjs` imports this bundle (scripts/build-bin.mjs). */
+export const MCPX = path.join(ROOT, "dist/bundle/index.js");
+/** The same CLI as tsc emitted it, a file per module: for tests that read which modules load. */
+export const MCPX_MODULES = path.join(ROOT, "dist/index.js");
 export const FIXTURES = path.join(ROOT, "test/fixtures/upstreams");
 
 /** A stdio server entry that runs a package's bin with node, offline. */

@@ -2,9 +2,12 @@
  * Each mode loads only what it serves with: over stdio mcpx never loads express, the dashboard
  * or the HTTP transports (they cost start-up time and idle memory). Which modules a process
  * resolved is read from a preload that records them (test/fixtures/preload/module-trace.mjs).
+ * Both builds are checked: tsc's, a file per module, and the bundle the bin runs, whose chunks
+ * are read back as the modules each holds (dist/bundle-inputs.json, scripts/build-bin.mjs).
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { describe, expect, it } from "vitest";
@@ -15,6 +18,7 @@ import {
   npmServer,
   ROOT,
   MCPX,
+  MCPX_MODULES,
   stop,
   tempDir,
   text,
@@ -48,8 +52,27 @@ const LAZY_IN_HTTP = [
   /\/node_modules\/diff\//,
 ];
 
+/** Chunk of the bundle → the modules it holds, as URLs. */
+function bundleInputs(): Map<string, string[]> {
+  const inputs = JSON.parse(
+    readFileSync(path.join(ROOT, "dist/bundle-inputs.json"), "utf8"),
+  ) as Record<string, string[]>;
+  const bundle = pathToFileURL(path.join(ROOT, "dist/bundle")).href;
+  return new Map(
+    Object.entries(inputs).map(([chunk, held]) => [
+      `${bundle}/${chunk}`,
+      held.map((m) => pathToFileURL(path.join(ROOT, m)).href),
+    ]),
+  );
+}
+
+/** The modules a process loaded: what it resolved, a chunk of the bundle read as its modules. */
 function traced(file: string): string[] {
-  return readFileSync(file, "utf8").split("\n").filter(Boolean);
+  const chunks = bundleInputs();
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((url) => chunks.get(url) ?? [url]);
 }
 
 const httpOnly = (modules: string[]) => modules.filter((m) => HTTP_ONLY.some((re) => re.test(m)));
@@ -72,12 +95,15 @@ function setup() {
   return { config, trace, env };
 }
 
-describe("modules loaded per mode", () => {
+describe.each([
+  ["tsc's build", MCPX_MODULES],
+  ["the bundle", MCPX],
+])("modules loaded per mode, %s", (_build, entry) => {
   it("stdio never loads express, the dashboard or the HTTP transports, even after a call", async () => {
     const { config, trace, env } = setup();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MCPX, config, "--log-level", "warn"],
+      args: [entry, config, "--log-level", "warn"],
       env,
       stderr: "pipe",
     });
@@ -107,7 +133,7 @@ describe("modules loaded per mode", () => {
     const { config, trace, env } = setup();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [MCPX, config, "--log-level", "warn"],
+      args: [entry, config, "--log-level", "warn"],
       env,
       stderr: "pipe",
     });
@@ -127,7 +153,7 @@ describe("modules loaded per mode", () => {
 
   it("HTTP mode does load them (the check above can fail), but not prom-client before the first scrape, nor the OpenTelemetry SDK, jose or diff until needed", async () => {
     const { config, trace, env } = setup();
-    const child = spawn(process.execPath, [MCPX, config, "--port", "0"], {
+    const child = spawn(process.execPath, [entry, config, "--port", "0"], {
       env,
       stdio: ["ignore", "ignore", "pipe"],
     });

@@ -15,6 +15,7 @@ import { authorize, startAuthServer, type AuthServer } from "../helpers/oidc.js"
 import {
   eventually,
   MCPX,
+  MCPX_MODULES,
   runMcpx,
   startHttp,
   startHttpFixture,
@@ -241,9 +242,9 @@ describe("mcpx and an OAuth-protected upstream", () => {
     );
     const refreshes = as.refreshes();
     const refused = as.refusedRefreshes();
-    const bearer = path.join(path.dirname(MCPX), "upstream/oauth/bearer.js");
-    const storeJs = path.join(path.dirname(MCPX), "upstream/oauth/store.js");
-    const loggerJs = path.join(path.dirname(MCPX), "logger.js");
+    const bearer = path.join(path.dirname(MCPX_MODULES), "upstream/oauth/bearer.js");
+    const storeJs = path.join(path.dirname(MCPX_MODULES), "upstream/oauth/store.js");
+    const loggerJs = path.join(path.dirname(MCPX_MODULES), "logger.js");
     const script = `
       const { storedTokens } = await import(${JSON.stringify(bearer)});
       const { TokenStore } = await import(${JSON.stringify(storeJs)});
