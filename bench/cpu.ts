@@ -42,7 +42,7 @@ const SETTLE_MS = 2_000;
  * Quiet before the settled readings of mcpx (after start, and after the calls): mcpx gives memory
  * back once idle for 40–50 s (src/heap.ts, IdleTrim).
  */
-const SETTLED_MS = 55_000;
+export const SETTLED_MS = 55_000;
 const TARGET = { idleMb: 70, afterMb: 120 };
 
 interface Round {
@@ -58,7 +58,7 @@ interface Round {
 }
 
 /** The mcpx config: echo (called) beside two more upstreams, every one shared. */
-function config(dir: string): string {
+export function threeUpstreams(dir: string): string {
   const file = path.join(dir, "cpu.json");
   const shared = (spec: { command: string; args: string[] }) => ({ ...spec, session: "shared" });
   writeFileSync(
@@ -135,7 +135,7 @@ async function mcpxRound(dir: string, round: number, v8Defaults: boolean): Promi
       ...NODE_ARGS,
       ...(v8Defaults ? V8_DEFAULTS : []),
       MCPX,
-      config(dir),
+      threeUpstreams(dir),
       "--port",
       "0",
       "--log-level",

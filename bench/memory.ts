@@ -27,11 +27,12 @@ import {
   tempDir,
   writeConfig,
 } from "../test/helpers/proxy.js";
-import { IDLE_CHECK_MS, QUIET_LOOKS } from "../src/heap.js";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { connectHttp } from "./lib/http-client.js";
 import { table, type BenchSection } from "./report.js";
-import { ECHO_SERVER } from "./speed-arms.js";
+import { IDLE_CHECK_MS, QUIET_LOOKS } from "../src/heap.js";
+import { threeUpstreams } from "./cpu.js";
 import { npmServer, resultText, ROOT } from "./upstreams.js";
 
 const CLIENTS = 32;
@@ -96,8 +97,13 @@ async function startMcpx(config: string): Promise<{ child: ChildProcess; url: st
     ["--expose-gc", "--import", PROBE, MCPX, config, "--port", "0", "--log-level", "warn"],
     { stdio: ["ignore", "ignore", "pipe", "ipc"] },
   );
+  return { child, url: await listening(child) };
+}
+
+/** The URL an mcpx started with `--port` says it listens on. */
+function listening(child: ChildProcess): Promise<string> {
   let stderr = "";
-  const url = await new Promise<string>((resolve, reject) => {
+  return new Promise<string>((resolve, reject) => {
     child.stderr!.on("data", (c: Buffer) => {
       stderr += c.toString();
       const m = /mcpx listening on (\S+)/.exec(stderr);
@@ -105,7 +111,6 @@ async function startMcpx(config: string): Promise<{ child: ChildProcess; url: st
     });
     child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
   });
-  return { child, url };
 }
 
 /** Ask the probe for its one reply of `type`. */
@@ -174,56 +179,88 @@ async function cancelled(client: Client): Promise<boolean> {
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
-/** Long enough for the idle trim: its quiet looks, one more, and a margin for start-up. */
-const SETTLED_MS = (QUIET_LOOKS + 1) * IDLE_CHECK_MS + 5_000;
-const SETTLED_ARMS = [
+const BUILDS = [
   { label: "the bundle (`dist/bundle/`, what the bin runs)", entry: MCPX },
   { label: "tsc's build (`dist/index.js`, a file per module)", entry: MCPX_MODULES },
 ];
+const MODES = ["stdio", "HTTP"] as const;
+/**
+ * Quiet before the settled reading: the idle trim's looks, with room for the start-up work that
+ * delays its first quiet look, and for the load beside it.
+ */
+const SETTLED_MS = (QUIET_LOOKS + 3) * IDLE_CHECK_MS;
 
-/** RSS of an mcpx with three upstreams, SETTLED_MS after it listens. */
-async function settledIdle(arm: {
-  label: string;
-  entry: string;
-}): Promise<{ label: string; rss: number }> {
+interface Settled {
+  build: string;
+  mode: (typeof MODES)[number];
+  rss: number;
+  upstreams: number;
+}
+
+/**
+ * RSS of an mcpx with three upstreams and one client connected (that called nothing), SETTLED_MS
+ * after the client's session opened.
+ */
+async function settledIdle(
+  build: { label: string; entry: string },
+  mode: Settled["mode"],
+): Promise<Settled> {
   const dir = tempDir("mcpx-bench-memory-idle-");
-  const shared = { session: "shared" as const };
-  const config = writeConfig(
-    {
-      mcpServers: {
-        echo: { command: process.execPath, args: [ECHO_SERVER], ...shared },
-        everything: { ...EVERYTHING, ...shared },
-        memory: {
-          ...npmServer("@modelcontextprotocol/server-memory", [], {
-            MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),
-          }),
-          ...shared,
-        },
-      },
-    },
-    dir,
-  );
-  const child = spawn(process.execPath, [arm.entry, config, "--port", "0", "--log-level", "warn"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, XDG_CACHE_HOME: dir, XDG_STATE_HOME: dir },
-  });
-  try {
-    let stderr = "";
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on("data", (c: Buffer) => {
-        stderr += c.toString();
-        if (stderr.includes("mcpx listening on")) resolve();
-      });
-      child.once("exit", (code) => reject(new Error(`mcpx exited with ${code}: ${stderr}`)));
+  const config = threeUpstreams(dir);
+  const env = { ...process.env, XDG_CACHE_HOME: dir, XDG_STATE_HOME: dir } as Record<
+    string,
+    string
+  >;
+  const args = [build.entry, config, "--log-level", "warn"];
+  let pid: number;
+  let close: () => Promise<unknown>;
+  if (mode === "stdio") {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args,
+      env,
+      stderr: "ignore",
     });
+    const client = new Client({ name: "mcpx-bench-memory-idle", version: "1.0.0" });
+    await client.connect(transport);
+    pid = transport.pid!;
+    close = () => client.close();
+  } else {
+    const child = spawn(process.execPath, [...args, "--port", "0"], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env,
+    });
+    pid = child.pid!;
+    const url = await listening(child);
+    const session = await connectHttp(url, "mcpx-bench-memory-idle").catch(async (err: unknown) => {
+      await stop(child);
+      throw err;
+    });
+    close = async () => {
+      await session.close();
+      await stop(child);
+    };
+  }
+  try {
     await sleep(SETTLED_MS);
-    const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
-    return { label: arm.label, rss: kb * 1024 };
+    return { build: build.label, mode, rss: kb * 1024, upstreams: upstreamsOf(pid) };
   } finally {
-    await stop(child);
+    await close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Upstream processes under mcpx: node processes (its watchdog is a shell). */
+function upstreamsOf(pid: number): number {
+  return descendants(pid).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "node";
+    } catch {
+      return false;
+    }
+  }).length;
 }
 
 export async function runMemoryBench(): Promise<BenchSection> {
@@ -236,11 +273,13 @@ export async function runMemoryBench(): Promise<BenchSection> {
   );
   const readings: Reading[] = [];
   const failures: string[] = [];
-  let settledRss: { label: string; rss: number }[] = [];
+  let settledRss: Settled[] = [];
   let left = 0;
   const floors = FLOORS.map((f) => ({ label: f.label, rss: floorRss(f.modules, f.serves) }));
   // Idle processes beside the load below: RSS is what they report, not time.
-  const settled = Promise.all(SETTLED_ARMS.map((arm) => settledIdle(arm)));
+  const settled = Promise.all(
+    BUILDS.flatMap((build) => MODES.map((mode) => settledIdle(build, mode))),
+  );
   const { child, url } = await startMcpx(config);
   const pid = child.pid!;
   const read = async (label: string) => {
@@ -300,7 +339,7 @@ export async function runMemoryBench(): Promise<BenchSection> {
 function render(
   readings: Reading[],
   floors: { label: string; rss: number }[],
-  settled: { label: string; rss: number }[],
+  settled: Settled[],
   failures: string[],
   left: number,
   ms: number,
@@ -343,11 +382,11 @@ function render(
       [...floors.map((f) => [f.label, mb(f.rss)]), ["mcpx, idle", mb(readings[0]?.now.rss ?? 0)]],
     ),
     "",
-    `Settled idle, as a user's mcpx mostly is: mcpx over HTTP with three \`"session": "shared"\` upstreams (an echo server, server-everything, server-memory), no probe, its RSS read ${SETTLED_MS / 1000} s after it listens, once its idle trim has given the young generation back (src/heap.ts); both builds at once, beside the load above:`,
+    `Settled idle, as a user's mcpx mostly is: mcpx with three \`"session": "shared"\` upstreams (an echo server, server-everything, server-memory, as in the CPU bench) and one SDK client connected that calls nothing, over stdio (the client spawns mcpx) and over HTTP (\`--port 0\`); no probe; its RSS read ${SETTLED_MS / 1000} s after the client's session opened, once the idle trim has given the young generation back (src/heap.ts). Both builds in both modes at once, beside the load above ("upstreams": node processes under mcpx):`,
     "",
     table(
-      ["mcpx build", "RSS MB"],
-      settled.map((r) => [r.label, mb(r.rss)]),
+      ["mcpx build", "mode", "RSS MB", "upstreams"],
+      settled.map((r) => [r.build, r.mode, mb(r.rss), r.upstreams]),
     ),
     "",
     `${failures.length === 0 ? "Every call answered as expected" : `Failures: ${failures.join("; ")}`}. Upstream processes left after mcpx exited: ${left}. Run time ${(ms / 1000).toFixed(0)} s.`,

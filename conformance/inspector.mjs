@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run inspector`: the MCP Inspector's CLI (@modelcontextprotocol/inspector, `--cli`) as an
- * independent client of the built mcpx, over stdio (the Inspector spawns `node dist/index.js
+ * independent client of the built mcpx, over stdio (the Inspector spawns `node dist/bundle/index.js
  * <config>` itself, once per command) and over streamable HTTP (`mcpx <config> --port 0`). Each
  * command is one Inspector run; its JSON output is checked. Exit 0 when every check passes.
  *
@@ -17,7 +17,7 @@ import path from "node:path";
 
 const HERE = import.meta.dirname;
 const ROOT = path.resolve(HERE, "..");
-const MCPX = path.join(ROOT, "dist/index.js");
+const MCPX = path.join(ROOT, "dist/bundle/index.js");
 const NODE22 = process.env.INSPECTOR_NODE ?? path.join(HERE, "node_modules/node/bin/node");
 const INSPECTOR = path.join(
   HERE,

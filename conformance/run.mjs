@@ -23,7 +23,7 @@ import { parse as parseYaml } from "yaml";
 const HERE = import.meta.dirname;
 const ROOT = path.resolve(HERE, "..");
 const BASELINE = path.join(HERE, "expected-failures.yaml");
-const MCPX = path.join(ROOT, "dist/index.js");
+const MCPX = path.join(ROOT, "dist/bundle/index.js");
 const FIXTURE = path.join(ROOT, "test/fixtures/upstreams/conformance.mjs");
 const NODE22 = process.env.CONFORMANCE_NODE ?? path.join(HERE, "node_modules/node/bin/node");
 
