@@ -8,9 +8,9 @@
  *   as ES modules split where the code imports lazily (a command, HTTP serving, the tokenizer
  *   each stay a chunk of their own, loaded when used) and minified. V8 keeps the source text of
  *   every loaded module in the heap, and a module per file costs more than a chunk: idle mcpx
- *   with 3 upstreams held ~13 MB less RSS bundled (`npm run bench -- memory`). Identifiers keep
- *   their names (stack traces stay readable; `.name` stays what the code set), and each chunk has
- *   a source map (`node --enable-source-maps` maps a trace back to src/).
+ *   with 3 upstreams held ~13 MB less RSS bundled (`npm run bench -- memory`). Identifiers are
+ *   not shortened (stack traces stay readable; `keepNames`: `.name` stays what the code set), and
+ *   each chunk has a source map (`node --enable-source-maps` maps a trace back to src/).
  *
  * tsc's `dist/` stays as it is: the library (`main`), the worker threads' entries, and what
  * tests import.
@@ -58,8 +58,18 @@ const EXTERNAL = [
   "ioredis", // __dirname in its error traces
   "jsonc-parser", // UMD: requires "./impl/…" at run time
   "undici", // __filename in its stack traces (lazily loaded, for remote servers' OAuth)
-  "prettier", // import.meta.url for its own plugins (json-schema-to-typescript's formatter)
 ];
+
+/**
+ * json-schema-to-typescript requires prettier as it loads, for a formatting pass mcpx turns off
+ * (`format: false`, src/compression/schema.ts): the bundle gets a stand-in that says so if it is
+ * ever called, instead of prettier's megabytes on the first `describe` (and instead of resolving
+ * a package mcpx does not depend on from dist/bundle/).
+ */
+const UNUSED = {
+  prettier:
+    'export function format() { throw new Error("prettier is not part of mcpx: json-schema-to-typescript runs with format: false"); }',
+};
 
 const bundleDir = path.join(dist, "bundle");
 rmSync(bundleDir, { recursive: true, force: true });
@@ -83,6 +93,9 @@ const result = await build({
   target: "node20",
   minifyWhitespace: true,
   minifySyntax: true,
+  // Identifiers are not shortened, and a function or class renamed apart from another of the same
+  // name keeps its .name (errors named by `new.target.name`, commander's by `constructor.name`).
+  keepNames: true,
   sourcemap: "linked",
   // A trace needs the mappings, not a copy of every source.
   sourcesContent: false,
@@ -101,6 +114,12 @@ const result = await build({
     {
       name: "mcpx-urls",
       setup(b) {
+        const unused = new RegExp(`^(${Object.keys(UNUSED).join("|")})$`);
+        b.onResolve({ filter: unused }, (args) => ({ path: args.path, namespace: "mcpx-unused" }));
+        b.onLoad({ filter: /.*/, namespace: "mcpx-unused" }, (args) => ({
+          contents: UNUSED[args.path],
+          loader: "js",
+        }));
         b.onLoad({ filter: /\.[cm]?js$/ }, (args) => {
           const source = readFileSync(args.path, "utf8");
           if (ownCode.test(args.path)) {

@@ -162,7 +162,7 @@ interface McpxRun {
 }
 
 /**
- * Start `node dist/index.js <config>` over stdio or with `--port 0`, run `body`, close, and
+ * Start `node dist/bundle/index.js <config>` over stdio or with `--port 0`, run `body`, close, and
  * check nothing is left. RSS of the mcpx process is read idle after startup and after `body`.
  */
 export async function withMcpx<T>(

@@ -13,10 +13,13 @@ import { compactDeclaration } from "./schema-text.js";
  * would hold it anyway; this is that cache, not proxy state.)
  */
 let library: Promise<typeof Compile> | undefined;
+type CommonJsNamespace<F> = { compile?: F; default: { compile: F } };
 function loadCompiler(): Promise<typeof Compile> {
-  // A CommonJS package: its default export is its module.exports under node and in the bundle
-  // alike (bundled, a lazily imported CommonJS chunk exports nothing else).
-  library ??= import("json-schema-to-typescript").then((m) => m.default.compile);
+  // A CommonJS package: bundled (scripts/build-bin.mjs), its lazily imported chunk exports only
+  // `default` (its module.exports); vitest's loader gives the named exports only.
+  library ??= import("json-schema-to-typescript").then(
+    (m: CommonJsNamespace<typeof Compile>) => m.compile ?? m.default.compile,
+  );
   return library;
 }
 

@@ -2,7 +2,7 @@
  * What `mcpx` runs first (bundled by `npm run build` into `dist/mcpx.cjs`, the package's bin): a
  * client's `<config> --daemon` entry becomes the shim at once, with nothing but Node built-ins
  * loaded — a CommonJS bundle, so not even the ES module loader; every other command line goes
- * to the full CLI (`dist/index.js`).
+ * to the full CLI (`dist/bundle/index.js`, scripts/build-bin.mjs).
  */
 import { shimOptions } from "./argv.js";
 import { runShim } from "./shim.js";

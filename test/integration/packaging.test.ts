@@ -236,6 +236,21 @@ describe("the packed tarball, installed into an empty folder", () => {
       });
       expect(result.isError).toBeFalsy();
       expect(text(result)).toBe("from the tarball");
+      // What loads lazily from the installed bundle: the schema compiler, the sandbox's worker.
+      const described = await client.callTool({
+        name: "describe",
+        arguments: { method: "fixture.echo" },
+      });
+      expect(text(described)).toContain("message: string");
+      expect(text(described)).not.toContain("JSON Schema");
+      const script = await client.callTool({
+        name: "call",
+        arguments: {
+          script: 'const r = await servers.fixture.echo({ message: "in a script" });\nreturn r;',
+        },
+      });
+      expect(script.isError, text(script)).toBeFalsy();
+      expect(text(script)).toContain("in a script");
     } finally {
       await client.close();
     }
