@@ -71,6 +71,31 @@ export function stderrSink(
   };
 }
 
+/** How long an exit waits for stdout and stderr to take what was written to them. */
+export const EXIT_DRAIN_MS = 2_000;
+
+/**
+ * Resolve once `streams` have handed every queued byte to the OS, or after `ms`. A pipe whose
+ * reader is slow takes writes only as it reads, and `process.exit()` drops what is still queued:
+ * the last log lines, or the last answers on stdio. A reader that stopped reading does not hold
+ * the exit past `ms`.
+ */
+export async function drained(
+  streams: readonly (NodeJS.WritableStream & { writableLength: number })[],
+  ms = EXIT_DRAIN_MS,
+): Promise<void> {
+  const waiting = streams.filter((s) => s.writableLength > 0);
+  if (waiting.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(waiting.map((s) => new Promise((resolve) => s.once("drain", resolve)))),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /** Secrets shorter than this are too likely to be common words to redact safely. */
 const MIN_SECRET_LENGTH = 4;
 

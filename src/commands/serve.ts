@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, type Config } from "../config/load.js";
 import { watchConfig, type ConfigWatcher } from "../config/watch.js";
 import { errorMessage } from "../errors.js";
 import { fileSink, type FileSink } from "../logfile.js";
-import { createLogger, stderrSink, type Logger } from "../logger.js";
+import { createLogger, drained, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
 import { defaultCacheDir } from "../registry/catalog-cache.js";
 import { defaultStateDir } from "../state-dir.js";
@@ -184,8 +184,10 @@ function installShutdown(
         // 3b. The last calls' spans are exported; /metrics stops listening to the proxy.
         await lifecycle.telemetry?.close();
       }
-      // 4. The log file's queued lines reach the disk before the exit.
+      // 4. The log file's queued lines reach the disk, and what stdout and stderr still queue
+      // reaches their readers, before the exit.
       await logFile?.close();
+      await drained([process.stdout, process.stderr]);
       process.exit(0);
     },
   };

@@ -206,12 +206,19 @@ export async function startHttp(
   };
 }
 
-/** SIGTERM a process and wait for it to exit. */
+/**
+ * SIGTERM a process and wait for it to exit and for its stdout and stderr to close: "exit" can
+ * come before the last of what it wrote has been read, and tests read that output next.
+ */
 export function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  const exited = child.exitCode !== null || child.signalCode !== null;
+  const open = [child.stdout, child.stderr].filter((s) => s !== null && !s.closed);
+  if (exited && open.length === 0) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => {
-    child.once("exit", (code) => resolve(code));
-    child.kill("SIGTERM");
+    child.once("close", (code) => resolve(code));
+    // A stream nobody reads would never end, nor would "close" come.
+    for (const s of open) s!.resume();
+    if (!exited) child.kill("SIGTERM");
   });
 }
 

@@ -1,6 +1,7 @@
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 
-import { createLogger, type LogLevel } from "../../src/logger.js";
+import { createLogger, drained, type LogLevel } from "../../src/logger.js";
 
 /** A logger writing into an array. */
 function capture(level?: LogLevel) {
@@ -149,5 +150,44 @@ describe("addSecrets", () => {
     expect(lines[0]).not.toContain("pa\\");
     expect(lines[0]).not.toContain("secret\\");
     expect(lines[0]).not.toContain("line-one");
+  });
+});
+
+describe("drained (before an exit)", () => {
+  /** A stream whose reader takes a chunk only when `take()` is called. */
+  function slowPipe() {
+    const pending: (() => void)[] = [];
+    const stream = new Writable({
+      highWaterMark: 16,
+      write(_chunk, _enc, done) {
+        pending.push(done);
+      },
+    });
+    return { stream, take: () => pending.shift()?.() };
+  }
+
+  it("waits until the reader has taken every queued byte", async () => {
+    const { stream, take } = slowPipe();
+    for (let i = 0; i < 4; i++) stream.write("x".repeat(10));
+    expect(stream.writableLength).toBeGreaterThan(0);
+    let done = false;
+    const wait = drained([stream], 60_000).then(() => (done = true));
+    take();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(done).toBe(false);
+    for (let i = 0; i < 3; i++) take();
+    await wait;
+    expect(stream.writableLength).toBe(0);
+  });
+
+  it("does not wait for a reader that stopped reading past its bound", async () => {
+    const { stream } = slowPipe();
+    stream.write("x".repeat(100));
+    await drained([stream], 10);
+    expect(stream.writableLength).toBeGreaterThan(0);
+  });
+
+  it("returns at once when nothing is queued", async () => {
+    await drained([new Writable({ write: (_c, _e, done) => done() })], 60_000);
   });
 });
