@@ -273,13 +273,16 @@ export async function runMemoryBench(): Promise<BenchSection> {
   );
   const readings: Reading[] = [];
   const failures: string[] = [];
-  let settledRss: Settled[] = [];
   let left = 0;
   const floors = FLOORS.map((f) => ({ label: f.label, rss: floorRss(f.modules, f.serves) }));
-  // Idle processes beside the load below: RSS is what they report, not time.
-  const settled = Promise.all(
+  // Before the load, not beside it: an idle mcpx trims only once its event loop is quiet, and
+  // the load's processes slowed its own timers enough to put that off (one read 94 MB).
+  const settledRss = await Promise.all(
     BUILDS.flatMap((build) => MODES.map((mode) => settledIdle(build, mode))),
-  );
+  ).catch((err: unknown) => {
+    failures.push(`settled idle: ${String(err)}`);
+    return [];
+  });
   const { child, url } = await startMcpx(config);
   const pid = child.pid!;
   const read = async (label: string) => {
@@ -317,10 +320,6 @@ export async function runMemoryBench(): Promise<BenchSection> {
     await sleep(SETTLE_MS);
     await read("clients gone (sessions deleted)");
   } finally {
-    settledRss = await settled.catch((err: unknown) => {
-      failures.push(`settled idle: ${String(err)}`);
-      return [];
-    });
     const children = descendants(pid);
     await stop(child);
     // Upstreams get SIGTERM, then SIGKILL after a grace period: give them that long.
@@ -382,7 +381,7 @@ function render(
       [...floors.map((f) => [f.label, mb(f.rss)]), ["mcpx, idle", mb(readings[0]?.now.rss ?? 0)]],
     ),
     "",
-    `Settled idle, as a user's mcpx mostly is: mcpx with three \`"session": "shared"\` upstreams (an echo server, server-everything, server-memory, as in the CPU bench) and one SDK client connected that calls nothing, over stdio (the client spawns mcpx) and over HTTP (\`--port 0\`); no probe; its RSS read ${SETTLED_MS / 1000} s after the client's session opened, once the idle trim has given the young generation back (src/heap.ts). Both builds in both modes at once, beside the load above ("upstreams": node processes under mcpx):`,
+    `Settled idle, as a user's mcpx mostly is: mcpx with three \`"session": "shared"\` upstreams (an echo server, server-everything, server-memory, as in the CPU bench) and one SDK client connected that calls nothing, over stdio (the client spawns mcpx) and over HTTP (\`--port 0\`); no probe; its RSS read ${SETTLED_MS / 1000} s after the client's session opened, once the idle trim has given the young generation back (src/heap.ts). Both builds in both modes at once, before the load above ("upstreams": node processes under mcpx):`,
     "",
     table(
       ["mcpx build", "mode", "RSS MB", "upstreams"],
