@@ -212,12 +212,14 @@ export async function startHttp(
  */
 export function stop(child: ChildProcess): Promise<number | null> {
   const exited = child.exitCode !== null || child.signalCode !== null;
-  const open = [child.stdout, child.stderr].filter((s) => s !== null && !s.closed);
+  const open = [child.stdout, child.stderr].filter(
+    (s): s is NonNullable<typeof s> => s !== null && !s.closed,
+  );
   if (exited && open.length === 0) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => {
     child.once("close", (code) => resolve(code));
     // A stream nobody reads would never end, nor would "close" come.
-    for (const s of open) s!.resume();
+    for (const s of open) s.resume();
     if (!exited) child.kill("SIGTERM");
   });
 }
