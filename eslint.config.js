@@ -86,7 +86,7 @@ const LAYERS = [
   { files: ["src/config/**/*.ts", "src/logfile.ts"], forbid: [...ABOVE_CONFIG, "shared"] },
   {
     files: [
-      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry,traceparent,state-dir,heap}.ts",
+      "src/{errors,json,logger,types,version,limits,ring,clock,percentile,fair-queue,worker-entry,traceparent,state-dir,heap,install}.ts",
     ],
     forbid: [...ABOVE_CONFIG, "config", "logfile.js", "shared"],
   },

@@ -11,7 +11,9 @@ export type ProxyErrorCode =
   /** An untrusted config asked for something it may not have (see src/config/trust.ts). */
   | "UNTRUSTED_REFUSED"
   /** An OAuth-protected upstream has no usable sign-in: the user runs `mcpx login` (upstream/oauth/). */
-  | "NEEDS_SIGN_IN";
+  | "NEEDS_SIGN_IN"
+  /** mcpx's own files changed on disk after it started, an upgrade most often (src/install.ts). */
+  | "INSTALL_CHANGED";
 
 /** An error mcpx raises on purpose: a code to branch on, a message fit to show a user or model. */
 export class ProxyError extends Error {

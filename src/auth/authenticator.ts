@@ -10,6 +10,7 @@ import type { Logger } from "../logger.js";
 import { TokenTable } from "./http-security.js";
 import type { AccessTokenVerifier, VerifierOptions } from "./oauth.js";
 import type { AuthThrottle } from "./throttle.js";
+import { lazyImport } from "../install.js";
 
 /** What {@link Authenticator.check} found. Reasons never quote the token. */
 export type AuthCheck =
@@ -62,7 +63,7 @@ export class Authenticator {
   private verifier(oauth: OAuthResourceConfig): Promise<AccessTokenVerifier> {
     let verifier = this.verifiers.get(oauth);
     if (!verifier) {
-      verifier = import("./oauth.js").then(
+      verifier = lazyImport(() => import("./oauth.js")).then(
         (m) => new m.AccessTokenVerifier(oauth, this.logger, this.options),
       );
       this.verifiers.set(oauth, verifier);

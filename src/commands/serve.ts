@@ -8,6 +8,7 @@ import type { ServeOptions } from "../cli.js";
 import { ConfigError, loadConfig, type Config } from "../config/load.js";
 import { watchConfig, type ConfigWatcher } from "../config/watch.js";
 import { errorMessage } from "../errors.js";
+import { onInstallChanged } from "../install.js";
 import { fileSink, type FileSink } from "../logfile.js";
 import { createLogger, drained, stderrSink, type Logger } from "../logger.js";
 import { createProxy, type Proxy } from "../proxy.js";
@@ -35,6 +36,11 @@ export async function serve(cli: ServeOptions, early?: EarlyStdio): Promise<numb
     return 2;
   }
   if (bind) logger.warn(bind.warning);
+  onInstallChanged((detail) =>
+    logger.warn(
+      `mcpx's files changed on disk after it started (an upgrade or a reinstall: ${detail}): what it loads on first use fails until the client restarts mcpx`,
+    ),
+  );
 
   const proxy = createProxy(config, {
     logger,
@@ -308,6 +314,11 @@ async function startDaemon(
     idleMs: cli.daemonIdleMs,
     shutdown,
   });
+  // An upgrade removed what this daemon loads on first use: it ends (after the calls in flight),
+  // and its clients' shims attach to a daemon of the installed mcpx (src/daemon/shim.ts).
+  onInstallChanged((detail) =>
+    shutdown(`its files changed on disk (${detail}); its clients move to a new daemon`),
+  );
   const http =
     cli.port === undefined ? undefined : await startHttp(cli, cli.port, proxy, logger, telemetry);
   return {

@@ -6,6 +6,7 @@ import { canonicalJson, isRecord } from "../json.js";
 import type { JsonSchema } from "../types.js";
 import { prepareSchema } from "./schema-prepare.js";
 import { compactDeclaration } from "./schema-text.js";
+import { lazyImport } from "../install.js";
 
 /**
  * The library is loaded on the first compile, not at startup: it costs ~23 MB of memory and
@@ -17,7 +18,7 @@ type CommonJsNamespace<F> = { compile?: F; default: { compile: F } };
 function loadCompiler(): Promise<typeof Compile> {
   // A CommonJS package: bundled (scripts/build-bin.mjs), its lazily imported chunk exports only
   // `default` (its module.exports); vitest's loader gives the named exports only.
-  library ??= import("json-schema-to-typescript").then(
+  library ??= lazyImport(() => import("json-schema-to-typescript")).then(
     (m: CommonJsNamespace<typeof Compile>) => m.compile ?? m.default.compile,
   );
   return library;

@@ -9,6 +9,7 @@ import type { StatsReport } from "../economy/report.js";
 import type { CountTokens } from "../economy/tokens.js";
 import type { Registry } from "../registry/registry.js";
 import type { ToolDef } from "../types.js";
+import { lazyImport } from "../install.js";
 
 interface Measuring {
   count: CountTokens;
@@ -52,9 +53,9 @@ export class TokenEconomy {
   private load(): Promise<Measuring> {
     this.loading ??= (async () => {
       const [tokens, report, server] = await Promise.all([
-        import("../economy/tokens.js"),
-        import("../economy/report.js"),
-        import("../server/mcp-server.js"),
+        lazyImport(() => import("../economy/tokens.js")),
+        lazyImport(() => import("../economy/report.js")),
+        lazyImport(() => import("../server/mcp-server.js")),
       ]);
       return {
         count: await tokens.loadTokenCounter(),

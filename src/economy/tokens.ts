@@ -3,6 +3,7 @@
  * definition costs its API form, `JSON.stringify({ name, description, inputSchema })`, in
  * o200k_base tokens (gpt-tokenizer). The tokenizer is loaded only when something is counted.
  */
+import { lazyImport } from "../install.js";
 
 /** The fields of a tool definition a host sends the model. */
 export interface ToolLike {
@@ -20,7 +21,7 @@ export type CountTokens = (text: string) => number;
 
 /** o200k_base token counting (loads gpt-tokenizer's encoding, a few MB, on first use). */
 export async function loadTokenCounter(): Promise<CountTokens> {
-  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
+  const { countTokens } = await lazyImport(() => import("gpt-tokenizer/encoding/o200k_base"));
   return (text) => countTokens(text);
 }
 

@@ -7,6 +7,7 @@
 import type { JsonSchema } from "../types.js";
 import { escapeInvisible } from "./trust-rules.js";
 import type { PendingPin, Pin, PinEntry, PinnedDef } from "./trust-store.js";
+import { lazyImport } from "../install.js";
 
 /** A schema as a TypeScript declaration named `name` (what describe shows). */
 export type CompileSchema = (schema: JsonSchema, name: string) => Promise<string>;
@@ -35,7 +36,7 @@ export async function pendingChanges(
   compile: CompileSchema,
 ): Promise<PendingChange[]> {
   // Loaded when a diff is shown (`mcpx trust diff`, the dashboard), not by every serve.
-  const { diffWords } = await import("diff");
+  const { diffWords } = await lazyImport(() => import("diff"));
   const changes: PendingChange[] = [];
   for (const section of ["tools", "prompts"] as const) {
     for (const [n, pending] of Object.entries(entry.pending[section])) {

@@ -13,6 +13,7 @@ import type { ServerStatus } from "../registry/types.js";
 import type { ProxyContext } from "../server/context.js";
 import type { PromMetrics } from "./prom.js";
 import type { CallCount, MetricsTally } from "./tally.js";
+import { lazyImport } from "../install.js";
 
 /** Ended calls kept before prom-client loads; at this many it loads and counts them in order. */
 export const PENDING_CALLS = 256;
@@ -129,7 +130,7 @@ export class ProxyMetrics implements MetricsTally {
 
   /** prom-client and this proxy's registry, loaded once; the waiting calls counted in order. */
   private load(): Promise<PromMetrics> {
-    this.loading ??= import("./prom.js").then(
+    this.loading ??= lazyImport(() => import("./prom.js")).then(
       ({ PromMetrics }) => {
         const prom = new PromMetrics(this.ctx, this.economy, this);
         for (const count of this.pending.splice(0)) prom.count(count);

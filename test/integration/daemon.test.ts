@@ -10,6 +10,7 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  renameSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -557,6 +558,41 @@ describe("mcpx --daemon", () => {
       `mcpx ${(pkg as { version: string }).version}`,
     );
     daemonPid(w);
+  });
+});
+
+describe("mcpx upgraded under a running daemon", () => {
+  it("the first lazy load that finds its chunk gone ends the daemon; the client carries on with a daemon of the installed mcpx", async () => {
+    // An installed mcpx of its own, to "upgrade" under its daemon.
+    const installed = tempDir("mcpx-installed-");
+    cpSync(path.join(ROOT, "dist"), path.join(installed, "dist"), { recursive: true });
+    cpSync(path.join(ROOT, "package.json"), path.join(installed, "package.json"));
+    symlinkSync(path.join(ROOT, "node_modules"), path.join(installed, "node_modules"));
+    const bin = path.join(installed, "dist/mcpx.cjs");
+    // The chunk the schema compiler (json-schema-to-typescript) is in: loaded at the first describe.
+    const inputs = JSON.parse(
+      readFileSync(path.join(installed, "dist/bundle-inputs.json"), "utf8"),
+    ) as Record<string, string[]>;
+    const [chunk] = Object.entries(inputs).find(([, modules]) =>
+      modules.some((m) => m.includes("node_modules/json-schema-to-typescript/")),
+    )!;
+    const file = path.join(installed, "dist/bundle", chunk);
+    const w = world({ alpha: fixtureServer("modern.mjs") });
+    const a = await attach(w, [], bin);
+    const oldPid = daemonPid(w);
+    // npm removes the old version's files (and puts the new one's in place, below).
+    renameSync(file, `${file}.gone`);
+    const schema = () =>
+      a.client.callTool({ name: "describe", arguments: { method: "alpha.echo" } });
+    // The describe is answered (its schema as JSON, the compiler being gone) ...
+    expect(text(await schema())).toContain('"message":{"type":"string"');
+    // ... and the daemon, which can no longer load what it loads on first use, ends.
+    await eventually(() => !isAlive(oldPid), 15_000, "the daemon to exit");
+    renameSync(`${file}.gone`, file);
+    // The shim attached to a new daemon: the client's next describe compiles the schema.
+    expect(text(await schema())).toContain("message: string");
+    expect(daemonPid(w)).not.toBe(oldPid);
+    expect(logsOf([w], [])).toContain("its files changed on disk");
   });
 });
 
