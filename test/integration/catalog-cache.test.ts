@@ -66,11 +66,9 @@ describe("persistent catalog cache (spawned mcpx)", () => {
       hold();
       const second = await startStdio(file, [], { cacheHome, waitReady: false });
       try {
-        // The server is held: whatever it names, the list came from the cache. (Spawn to this
-        // answer is node's own start plus a few ms; `npm run bench -- startup` measures it.)
-        const asked = performance.now();
+        // The server is held: whatever it names, the list came from the cache, not after the
+        // bounded first wait (that list would say [starting]). How soon: `npm run bench -- startup`.
         const listed = await describeText(second.client);
-        expect(performance.now() - asked).toBeLessThan(1_500);
         expect(listed).toMatch(/slow: .*echo/);
         expect(listed).not.toMatch(/\[starting\]/);
         const catalog = await second.client.callTool({ name: "describe", arguments: {} });

@@ -72,10 +72,8 @@ describe.each(matrix)("long-running calls over %s, %s client", (transport, era) 
 
   it("hands off a call that outlives taskAfter, with heartbeats first, and gives its result when polled", async () => {
     const progress: { progress: number; message?: string }[] = [];
-    const started = performance.now();
     const handed = await slow(2_000, (p) => progress.push(p));
-    // Answered at taskAfter, long before the tool's 2 s.
-    expect(performance.now() - started).toBeLessThan(1_800);
+    // Answered at taskAfter, before the tool's 2 s: its task is still working (below).
     expect(handed.isError).toBeFalsy();
     const task = taskOf(handed);
     expect(task?.status).toBe("working");
