@@ -17,6 +17,7 @@
  * tests import.
  */
 import { chmodSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -72,6 +73,71 @@ const UNUSED = {
     'export function format() { throw new Error("prettier is not part of mcpx: json-schema-to-typescript runs with format: false"); }',
 };
 
+/**
+ * Data and codecs Express's stack loads whole, of which mcpx's HTTP serving uses a handful: the
+ * bundle gets the parts it uses. V8 keeps every loaded chunk's source in the heap, and these
+ * tables also become objects as they load: ~1.8 MB of heap over HTTP, idle and under load.
+ *
+ * - `mime-db` (every media type, ~2,500, for `mime-types`): only the types below, their records
+ *   taken from the installed `mime-db` as the build runs. Express still answers a type it does
+ *   not know as `application/octet-stream`, as it does for any unknown type.
+ * - `iconv-lite` (body-parser and raw-body decode request bodies with it, and load all of its
+ *   single- and double-byte tables at the first request): the platform's WHATWG decoder
+ *   (`TextDecoder`, full ICU in node) under the same names, which knows every charset a browser
+ *   does. Not UTF-32, which JSON bodies alone could name: such a body is refused as body-parser
+ *   refuses an unknown charset (415).
+ */
+const MEDIA_TYPES = [
+  "application/json",
+  "application/javascript",
+  "application/octet-stream",
+  "application/x-www-form-urlencoded",
+  "application/xml",
+  "application/wasm",
+  "application/manifest+json",
+  "font/woff2",
+  "image/png",
+  "image/svg+xml",
+  "image/x-icon",
+  "multipart/form-data",
+  "text/css",
+  "text/csv",
+  "text/html",
+  "text/javascript",
+  "text/markdown",
+  "text/plain",
+  "text/xml",
+];
+const ICONV = `
+function decoderOf(encoding) {
+  try {
+    return new TextDecoder(String(encoding).trim());
+  } catch {
+    throw new Error("Encoding not recognized: '" + encoding + "' (the bundle of mcpx decodes what TextDecoder knows)");
+  }
+}
+export function encodingExists(encoding) {
+  try { decoderOf(encoding); return true; } catch { return false; }
+}
+export function getDecoder(encoding) {
+  const decoder = decoderOf(encoding);
+  return { write: (chunk) => decoder.decode(chunk, { stream: true }), end: () => decoder.decode() || undefined };
+}
+export function decode(buffer, encoding) {
+  return decoderOf(encoding).decode(buffer);
+}
+export default { encodingExists, getDecoder, decode };
+`;
+/** The `mime-db` beside the module that requires it, cut to MEDIA_TYPES. */
+function mediaTypes(importer) {
+  const file = createRequire(importer).resolve("mime-db/db.json");
+  const db = JSON.parse(readFileSync(file, "utf8"));
+  const kept = Object.fromEntries(MEDIA_TYPES.filter((t) => db[t]).map((t) => [t, db[t]]));
+  const missing = MEDIA_TYPES.filter((t) => !db[t]);
+  if (missing.length > 0) throw new Error(`build: ${file} has no ${missing.join(", ")}`);
+  return `module.exports = ${JSON.stringify(kept)};`;
+}
+
 const bundleDir = path.join(dist, "bundle");
 rmSync(bundleDir, { recursive: true, force: true });
 const ownCode = new RegExp(
@@ -118,6 +184,22 @@ const result = await build({
         b.onResolve({ filter: unused }, (args) => ({ path: args.path, namespace: "mcpx-unused" }));
         b.onLoad({ filter: /.*/, namespace: "mcpx-unused" }, (args) => ({
           contents: UNUSED[args.path],
+          loader: "js",
+        }));
+        b.onResolve({ filter: /^iconv-lite$/ }, () => ({
+          path: "iconv-lite",
+          namespace: "mcpx-iconv",
+        }));
+        b.onLoad({ filter: /.*/, namespace: "mcpx-iconv" }, () => ({
+          contents: ICONV,
+          loader: "js",
+        }));
+        b.onResolve({ filter: /^mime-db$/ }, (args) => ({
+          path: args.importer,
+          namespace: "mcpx-mime",
+        }));
+        b.onLoad({ filter: /.*/, namespace: "mcpx-mime" }, (args) => ({
+          contents: mediaTypes(args.path),
           loader: "js",
         }));
         b.onLoad({ filter: /\.[cm]?js$/ }, (args) => {
