@@ -128,6 +128,11 @@ export function decode(buffer, encoding) {
 }
 export default { encodingExists, getDecoder, decode };
 `;
+/**
+ * zod's `locales` namespace (error messages in 60-odd languages, as `z.locales.de()` etc.), which
+ * nothing in mcpx or the SDK sets: English, zod's default, is configured apart from it.
+ */
+const ZOD_LOCALES = "export {};";
 /** The `mime-db` beside the module that requires it, cut to MEDIA_TYPES. */
 function mediaTypes(importer) {
   const file = createRequire(importer).resolve("mime-db/db.json");
@@ -184,6 +189,15 @@ const result = await build({
         b.onResolve({ filter: unused }, (args) => ({ path: args.path, namespace: "mcpx-unused" }));
         b.onLoad({ filter: /.*/, namespace: "mcpx-unused" }, (args) => ({
           contents: UNUSED[args.path],
+          loader: "js",
+        }));
+        b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+          /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+            ? { path: "zod-locales", namespace: "mcpx-zod-locales" }
+            : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: "mcpx-zod-locales" }, () => ({
+          contents: ZOD_LOCALES,
           loader: "js",
         }));
         b.onResolve({ filter: /^iconv-lite$/ }, () => ({
