@@ -208,12 +208,14 @@ const result = await build({
           contents: ICONV,
           loader: "js",
         }));
+        // The path (in source maps and bundle-inputs.json) is relative; the importer finds the db.
         b.onResolve({ filter: /^mime-db$/ }, (args) => ({
-          path: args.importer,
+          path: path.relative(root, args.importer).split(path.sep).join("/"),
           namespace: "mcpx-mime",
+          pluginData: args.importer,
         }));
         b.onLoad({ filter: /.*/, namespace: "mcpx-mime" }, (args) => ({
-          contents: mediaTypes(args.path),
+          contents: mediaTypes(args.pluginData),
           loader: "js",
         }));
         b.onLoad({ filter: /\.[cm]?js$/ }, (args) => {

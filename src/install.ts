@@ -1,25 +1,32 @@
 /**
  * mcpx's own files changing under a running mcpx: `npm install -g mcpx@latest` while a client's
  * mcpx (or the shared daemon) keeps running. What it had loaded keeps working, but what it loads
- * lazily (code mode's pieces, the schema compiler, the token counter, OAuth, telemetry: each a
- * chunk of the bundle with a hash in its name) is gone, or belongs to another version whose
- * chunks export other names. Such an import is told apart here from any other failure, so the
- * caller gets an error that says what happened and what to do, and `serve` can react once (the
- * daemon restarts: its shims attach to a daemon of the installed version, src/daemon/shim.ts).
+ * lazily (the schema compiler, the token counter, OAuth, metrics, trust diffs: each a chunk of
+ * the bundle with a hash in its name) is gone, or belongs to another version whose chunks export
+ * other names. Such an import is told apart here from any other failure, so the caller gets an
+ * error that says what happened and what to do, and `serve` can react once another version is
+ * installed (the daemon restarts: its shims attach to a daemon of the installed version,
+ * src/daemon/shim.ts). Not covered: code mode's and select's worker threads, which run tsc's
+ * files from dist/ under names an upgrade keeps.
  */
 import { fileURLToPath } from "node:url";
 import { ProxyError } from "./errors.js";
+import { installedVersion, VERSION } from "./version.js";
 
 /** The package's root (the folder above `dist/`), as mcpx's own missing files name it. */
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 type Listener = (detail: string) => void;
-const listeners = new Set<Listener>();
-let told = false;
+/** Each listener, and whether it was told already (each hears it once). */
+const listeners = new Map<Listener, boolean>();
 
-/** Call `listener` (once per process) when a lazy import finds mcpx's files changed. */
+/**
+ * Call `listener` once when a lazy import finds mcpx's files changed and another version
+ * installed (a file gone while the version stays is a broken install, not an upgrade: a restart
+ * would find it as broken).
+ */
 export function onInstallChanged(listener: Listener): () => void {
-  listeners.add(listener);
+  listeners.set(listener, false);
   return () => listeners.delete(listener);
 }
 
@@ -30,10 +37,9 @@ export function onInstallChanged(listener: Listener): () => void {
  */
 export function installChangedDetail(err: unknown): string | undefined {
   if (!(err instanceof Error)) return undefined;
-  const code = (err as { code?: unknown }).code;
-  if (code === "ERR_MODULE_NOT_FOUND" || code === "ERR_UNSUPPORTED_DIR_IMPORT") {
-    const file = /Cannot find (?:module|package) '([^']+)'/.exec(err.message)?.[1];
-    const path = file?.startsWith("file:") ? fileURLToPath(file) : file;
+  if ((err as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND") {
+    const file = /Cannot find module '([^']+)'/.exec(err.message)?.[1];
+    const path = file?.startsWith("file:") ? pathOfUrl(file) : file;
     return path?.startsWith(ROOT) ? `${path} is gone` : undefined;
   }
   if (err instanceof SyntaxError) {
@@ -57,14 +63,31 @@ export async function lazyImport<T>(load: () => Promise<T>): Promise<T> {
   } catch (err) {
     const detail = installChangedDetail(err);
     if (detail === undefined) throw err;
-    if (!told) {
-      told = true;
-      for (const listener of listeners) listener(detail);
-    }
+    if (installedVersion() !== VERSION) tell(detail);
     throw new ProxyError(
       "INSTALL_CHANGED",
-      `mcpx's files changed on disk after it started (an upgrade or a reinstall: ${detail}); restart the client to load the installed mcpx`,
+      `mcpx's files changed on disk after it started (an upgrade or a reinstall: ${detail}); restart mcpx (or the client that started it) to load the installed mcpx`,
       { cause: err },
     );
+  }
+}
+
+function tell(detail: string): void {
+  for (const [listener, told] of listeners) {
+    if (told) continue;
+    listeners.set(listener, true);
+    try {
+      listener(detail);
+    } catch {
+      // A listener's failure is its own: the others are told, and the caller gets its error.
+    }
+  }
+}
+
+function pathOfUrl(url: string): string | undefined {
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return undefined;
   }
 }

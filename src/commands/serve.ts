@@ -38,7 +38,7 @@ export async function serve(cli: ServeOptions, early?: EarlyStdio): Promise<numb
   if (bind) logger.warn(bind.warning);
   onInstallChanged((detail) =>
     logger.warn(
-      `mcpx's files changed on disk after it started (an upgrade or a reinstall: ${detail}): what it loads on first use fails until the client restarts mcpx`,
+      `mcpx was upgraded after it started (${detail}): what it loads on first use fails until mcpx restarts`,
     ),
   );
 

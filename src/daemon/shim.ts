@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { isRecord, JSON_RPC_SHAPES, looksLikeJsonRpc } from "../json.js";
-import { VERSION } from "../version.js";
+import { installedVersion, VERSION } from "../version.js";
 import { droppedRequestId, droppedResponseId, isId, parseJson, parseObject } from "./line-ids.js";
 import { daemonPaths, ensureDaemonDir, type DaemonPaths } from "./paths.js";
 import { LineReader, MAX_LINE_BYTES, type ControlAnswer, type ControlRequest } from "./wire.js";
@@ -194,10 +194,14 @@ class Relay {
   private async attach(): Promise<void> {
     const attached = await attachOrStart(this.paths, this.options);
     const { socket, answer, rest } = attached;
-    if (answer.version !== VERSION && !this.told) {
+    // The installed mcpx decides which daemon is stale, not this shim's own version: after an
+    // upgrade, a shim of the old version attaches to the new daemon its bin started (once the
+    // old daemon ended, src/install.ts), and must not retire it.
+    const installed = installedVersion();
+    if (answer.version !== installed && !this.told) {
       this.told = true;
       process.stderr.write(
-        `mcpx: the daemon of ${this.paths.config} runs mcpx ${answer.version}, this is ${VERSION}: this client uses it; new clients start a ${VERSION} daemon, and the old one exits when its last client leaves.\n`,
+        `mcpx: the daemon of ${this.paths.config} runs mcpx ${answer.version}, the installed mcpx is ${installed}: this client uses it; new clients start a ${installed} daemon, and the old one exits when its last client leaves.\n`,
       );
       await control(this.paths.socket, { mcpx: "retire" }).catch(() => undefined);
     }

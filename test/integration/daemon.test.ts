@@ -580,7 +580,12 @@ describe("mcpx upgraded under a running daemon", () => {
     const w = world({ alpha: fixtureServer("modern.mjs") });
     const a = await attach(w, [], bin);
     const oldPid = daemonPid(w);
-    // npm removes the old version's files (and puts the new one's in place, below).
+    // npm removes the old version's files and puts the new one's in place (its chunk below).
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as object;
+    writeFileSync(
+      path.join(installed, "package.json"),
+      JSON.stringify({ ...pkg, version: "99.0.0-new" }),
+    );
     renameSync(file, `${file}.gone`);
     const schema = () =>
       a.client.callTool({ name: "describe", arguments: { method: "alpha.echo" } });
@@ -589,10 +594,19 @@ describe("mcpx upgraded under a running daemon", () => {
     // ... and the daemon, which can no longer load what it loads on first use, ends.
     await eventually(() => !isAlive(oldPid), 15_000, "the daemon to exit");
     renameSync(`${file}.gone`, file);
-    // The shim attached to a new daemon: the client's next describe compiles the schema.
-    expect(text(await schema())).toContain("message: string");
-    expect(daemonPid(w)).not.toBe(oldPid);
+    // The shim attached to a new daemon, of the installed version: the client's next describe
+    // compiles the schema.
+    const described = text(await schema());
+    const newPid = daemonPid(w);
+    expect(described).toContain("message: string");
+    expect(newPid).not.toBe(oldPid);
+    expect(daemonCommand(w, "status").out).toContain("mcpx 99.0.0-new");
     expect(logsOf([w], [])).toContain("its files changed on disk");
+    // The old shim did not retire it (it is the installed version): a new client attaches to it.
+    const b = await attach(w, [], bin);
+    expect(text(await b.client.callTool({ name: "describe", arguments: {} }))).toContain("alpha");
+    expect(daemonPid(w)).toBe(newPid);
+    expect(a.stderr()).not.toContain("runs mcpx");
   });
 });
 
