@@ -22,6 +22,16 @@ import {
   writeConfig,
 } from "../helpers/proxy.js";
 
+/**
+ * mcpx's watchdog, once it runs: mcpx starts it just after the first upstream (it watches that
+ * upstream's process group), so it may be a moment behind the upstream a test waited for.
+ */
+async function watchdogOnce(pid: number): Promise<number> {
+  let found: number | undefined;
+  await eventually(() => (found = watchdogOf(pid)) !== undefined, 10_000, "the watchdog");
+  return found!;
+}
+
 /** Config files in temp folders of their own, removed after the tests. */
 const dirs: string[] = [];
 afterAll(() => {
@@ -97,11 +107,10 @@ describe("upstreams end with mcpx", () => {
     try {
       // One warm session each (stdio pre-warms one spare).
       await eventually(() => descendants(proxy.pid).length === 3, 20_000, "three upstreams");
-      const watchdog = watchdogOf(proxy.pid);
-      expect(watchdog).toBeDefined();
-      recorded = [...descendants(proxy.pid), watchdog!];
+      const watchdog = await watchdogOnce(proxy.pid);
+      recorded = [...descendants(proxy.pid), watchdog];
       // A session and process group of its own: signals to mcpx's group miss it.
-      expect(pgidOf(watchdog!)).not.toBe(pgidOf(proxy.pid));
+      expect(pgidOf(watchdog)).not.toBe(pgidOf(proxy.pid));
 
       proxy.child.kill("SIGKILL");
       await new Promise((r) => proxy.child.once("exit", r));
@@ -122,14 +131,13 @@ describe("the watchdog after a normal shutdown", () => {
     const proxy = await startHttp(config({ mcpServers: servers }));
     try {
       await eventually(() => descendants(proxy.pid).length === 3, 20_000, "three upstreams");
-      const watchdog = watchdogOf(proxy.pid);
-      expect(watchdog).toBeDefined();
+      const watchdog = await watchdogOnce(proxy.pid);
       const upstreams = descendants(proxy.pid);
       proxy.child.kill("SIGTERM");
       const code = await new Promise((r) => proxy.child.once("exit", r));
       expect(code).toBe(0);
       // mcpx waited for it: gone the moment mcpx is, no polling.
-      expect(running(watchdog!)).toBe(false);
+      expect(running(watchdog)).toBe(false);
       expect(upstreams.filter(running)).toEqual([]);
     } finally {
       proxy.child.kill("SIGKILL");
@@ -141,12 +149,11 @@ describe("the watchdog after a normal shutdown", () => {
       config({ mcpServers: { memory: npmServer("@modelcontextprotocol/server-memory") } }),
     );
     await eventually(() => descendants(proxy.pid).length === 1, 20_000, "the upstream");
-    const watchdog = watchdogOf(proxy.pid);
-    expect(watchdog).toBeDefined();
+    const watchdog = await watchdogOnce(proxy.pid);
     // The SDK client ends stdin, then signals after a grace period; mcpx exits on the EOF.
     await proxy.close();
     await eventually(() => !running(proxy.pid), 10_000, "mcpx to exit");
-    expect(running(watchdog!)).toBe(false);
+    expect(running(watchdog)).toBe(false);
   }, 60_000);
 
   it("ends an upstream still starting when its client leaves, without calling it failed", async () => {
@@ -174,14 +181,13 @@ describe("the watchdog after a normal shutdown", () => {
     });
     const { child, upstreams, stderr, exited } = await initialized(file, ["--log-level", "debug"]);
     try {
-      const watchdog = watchdogOf(child.pid!);
-      expect(watchdog).toBeDefined();
+      const watchdog = await watchdogOnce(child.pid!);
       // The client closes its end of mcpx's stdout but keeps stdin open: the next answer fails.
       child.stdout.destroy();
       child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}\n`);
       expect(await exited()).toBe(0);
       expect(upstreams.filter(running)).toEqual([]);
-      expect(running(watchdog!)).toBe(false);
+      expect(running(watchdog)).toBe(false);
       expect(stderr()).toContain("EPIPE");
     } finally {
       await stop(child);
