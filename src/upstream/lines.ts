@@ -148,19 +148,30 @@ const REQUEST_KEYS = ["jsonrpc", "id", "method", "params"] as const;
 const NOTIFICATION_KEYS = ["jsonrpc", "method", "params"] as const;
 const RESULT_KEYS = ["jsonrpc", "id", "result"] as const;
 
+/** What a plain message is: the one of the SDK's message schemas that accepts it. */
+export type PlainKind = "request" | "notification" | "result";
+
 /**
- * True only when `JSONRPCMessageSchema` accepts `value` and returns it unchanged: a request, a
- * notification, or a result response whose `_meta` (if any) has no server info to check.
+ * Set only when `JSONRPCMessageSchema` accepts `value` and returns it unchanged: a request, a
+ * notification, or a result response whose `_meta` (if any) has no server info to check. The
+ * schemas are strict, so exactly one of them accepts such a message (the SDK's type guards,
+ * `isJSONRPCRequest` and its siblings, agree); undefined says nothing either way.
  */
-function isPlainMessage(value: unknown): value is JSONRPCMessage {
-  if (!isObject(value) || value.jsonrpc !== "2.0") return false;
+export function plainKind(value: unknown): PlainKind | undefined {
+  if (!isObject(value) || value.jsonrpc !== "2.0") return undefined;
   if (typeof value.method === "string") {
-    if (!plainParams(value.params)) return false;
-    return "id" in value
-      ? isId(value.id) && onlyKeys(value, REQUEST_KEYS)
-      : onlyKeys(value, NOTIFICATION_KEYS);
+    if (!plainParams(value.params)) return undefined;
+    if ("id" in value)
+      return isId(value.id) && onlyKeys(value, REQUEST_KEYS) ? "request" : undefined;
+    return onlyKeys(value, NOTIFICATION_KEYS) ? "notification" : undefined;
   }
-  if (!isId(value.id) || !isCopied(value.result) || !onlyKeys(value, RESULT_KEYS)) return false;
+  if (!isId(value.id) || !isCopied(value.result) || !onlyKeys(value, RESULT_KEYS)) return undefined;
   const meta = value.result._meta;
-  return meta === undefined || (isCopied(meta) && !(SERVER_INFO_META_KEY in meta));
+  return meta === undefined || (isCopied(meta) && !(SERVER_INFO_META_KEY in meta))
+    ? "result"
+    : undefined;
+}
+
+function isPlainMessage(value: unknown): value is JSONRPCMessage {
+  return plainKind(value) !== undefined;
 }
