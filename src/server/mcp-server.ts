@@ -140,7 +140,8 @@ class Downstream extends Server {
    * message in JSON): ~10 µs of every call's ~0.3 ms on the main thread. A request the schemas
    * certainly accept (lines.ts `plainKind`) goes to the handler the SDK's dispatch would pick,
    * with the same arguments; anything else still goes through the SDK's own dispatch. Where the
-   * SDK no longer has that handler, all of it does.
+   * SDK no longer has that handler, all of it does; an SDK whose dispatch does more for a
+   * request fails test/unit/downstream-dispatch.test.ts, which holds that closure as written.
    */
   override async connect(transport: Transport): Promise<void> {
     const previous = transport.onmessage;

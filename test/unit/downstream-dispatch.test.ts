@@ -11,7 +11,9 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  Server,
 } from "@modelcontextprotocol/server";
+import { InMemoryTransport } from "@modelcontextprotocol/client";
 import {
   JSONRPCErrorResponseSchema,
   JSONRPCResultResponseSchema,
@@ -55,6 +57,26 @@ describe("the downstream server's dispatch", () => {
     for (const count of Object.values(seen)) expect(count).toBeGreaterThan(50);
   });
 
+  it("stands in for the SDK's dispatch as this SDK writes it (an upgrade that changes it fails here)", async () => {
+    // Downstream.connect does what this closure does for a plain request, without the guards:
+    // the previous handler, then _onrequest. Anything the SDK adds here must be added there.
+    const server = new Server({ name: "sdk", version: "1.0.0" }, { capabilities: {} });
+    const [transport] = InMemoryTransport.createLinkedPair();
+    await server.connect(transport);
+    expect(String(transport.onmessage).replace(/\s+/g, " ")).toBe(
+      [
+        "(message, extra) => {",
+        "_onmessage?.(message, extra);",
+        "if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) this._onresponse(message);",
+        "else if (isJSONRPCRequest(message)) this._onrequest(message, extra);",
+        "else if (isJSONRPCNotification(message)) this._onnotification(message, extra);",
+        "else this._onerror(/* @__PURE__ */ new Error(`Unknown message type: ${JSON.stringify(message)}`));",
+        "}",
+      ].join(" "),
+    );
+    await server.close();
+  });
+
   it.each(ERAS)(
     "serves a %s client's call without the SDK's failing schema checks",
     async (era) => {
@@ -72,12 +94,14 @@ describe("the downstream server's dispatch", () => {
       // What the SDK's dispatch tries first for every message: count its tries on tools/call.
       let tried = 0;
       const watched = [JSONRPCResultResponseSchema, JSONRPCErrorResponseSchema] as const;
-      // zod sets safeParse on each schema itself: the descriptor puts back exactly what it was.
+      // zod makes safeParse an own property of a schema when first read: read it, then keep
+      // what to put back.
+      const parses = watched.map((schema) => schema.safeParse.bind(schema));
       const originals = watched.map((schema) =>
-        Object.getOwnPropertyDescriptor(schema, "safeParse")!,
+        Object.getOwnPropertyDescriptor(schema, "safeParse"),
       );
-      watched.forEach((schema) => {
-        const parse = schema.safeParse.bind(schema);
+      watched.forEach((schema, i) => {
+        const parse = parses[i]!;
         schema.safeParse = ((value: unknown, params?: Parameters<typeof parse>[1]) => {
           if ((value as { method?: unknown } | null)?.method === "tools/call") tried++;
           return parse(value, params);
@@ -92,7 +116,11 @@ describe("the downstream server's dispatch", () => {
         // The answer came through the SDK's request handling, without the schemas' failed tries.
         expect(tried).toBe(0);
       } finally {
-        watched.forEach((schema, i) => Object.defineProperty(schema, "safeParse", originals[i]!));
+        watched.forEach((schema, i) => {
+          const original = originals[i];
+          if (original) Object.defineProperty(schema, "safeParse", original);
+          else delete (schema as { safeParse?: unknown }).safeParse;
+        });
         await session.close();
       }
     },
