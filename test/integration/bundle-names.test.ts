@@ -12,32 +12,25 @@ import { ROOT } from "../helpers/proxy.js";
 
 type NameHelper = <T extends object>(target: T, name: string) => T;
 
-/** The bundle's `__name`: the export of esbuild's runtime chunk (one without modules) that names. */
+/**
+ * The bundle's `__name`, found by its text (as patched or as esbuild writes it) and the name its
+ * chunk exports it under: nothing else of the bundle is run.
+ */
 async function nameHelper(): Promise<NameHelper> {
   const dir = path.join(ROOT, "dist/bundle");
-  const inputs = JSON.parse(
-    readFileSync(path.join(ROOT, "dist/bundle-inputs.json"), "utf8"),
-  ) as Record<string, string[]>;
-  const chunks = readdirSync(dir).filter((f) => inputs[f]?.length === 0);
-  const helpers: NameHelper[] = [];
-  for (const chunk of chunks) {
-    const mod = (await import(pathToFileURL(path.join(dir, chunk)).href)) as Record<
-      string,
-      unknown
-    >;
-    for (const value of Object.values(mod)) {
-      if (typeof value !== "function" || value.length !== 2) continue;
-      const probe = function probe() {};
-      try {
-        if ((value as NameHelper)(probe, "renamed") === probe && probe.name === "renamed")
-          helpers.push(value as NameHelper);
-      } catch {
-        // not the helper
-      }
-    }
-  }
-  expect(helpers).toHaveLength(1);
-  return helpers[0]!;
+  const helper = /(\w+)=\((\w+),(\w+)\)=>[^;]*?"name",\{value:\3,configurable:!0\}\)/;
+  const found = readdirSync(dir)
+    .filter((f) => f.endsWith(".js"))
+    .flatMap((file) => {
+      const code = readFileSync(path.join(dir, file), "utf8");
+      const local = helper.exec(code)?.[1];
+      const exported = local && new RegExp(`export\\{[^}]*\\b${local} as (\\w+)`).exec(code)?.[1];
+      return exported ? [{ file, exported }] : [];
+    });
+  expect(found).toHaveLength(1);
+  const { file, exported } = found[0]!;
+  const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as Record<string, unknown>;
+  return mod[exported] as NameHelper;
 }
 
 describe("the bundle's names", () => {
