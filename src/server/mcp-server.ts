@@ -12,9 +12,7 @@ import {
   Server,
   type AuthInfo,
   type CallToolResult,
-  type JSONRPCMessage,
   type JSONRPCRequest,
-  type MessageExtraInfo,
   type Result,
   type JSONObject,
   type LoggingLevel,
@@ -25,7 +23,6 @@ import {
 } from "@modelcontextprotocol/server";
 import { errorMessage } from "../errors.js";
 import { isRecord } from "../json.js";
-import { plainKind } from "../upstream/lines.js";
 import { declaresApps, hasApps } from "../registry/apps.js";
 import { UI_EXTENSION } from "../types.js";
 import type { CatalogView } from "../registry/view.js";
@@ -34,6 +31,7 @@ import { VERSION } from "../version.js";
 import type { MetaTool, ProxyContext, RequestContext, SessionMemory } from "./context.js";
 import type { Era } from "../types.js";
 import { inputProblem } from "./input-limits.js";
+import { dispatchPlainRequests } from "./plain-dispatch.js";
 import { registerCompletionHandler } from "./handlers/completion.js";
 import type { HandlerEnv } from "./handlers/env.js";
 import { PageCursors } from "./handlers/pages.js";
@@ -90,11 +88,6 @@ function appsExtension(ctx: ProxyContext): Record<string, unknown> | undefined {
   return asked || servers.some(hasApps) ? {} : undefined;
 }
 
-/** What Downstream.connect calls of the SDK's Protocol, which TypeScript keeps private. */
-interface SdkInternals {
-  _onrequest?: (request: JSONRPCMessage, extra?: MessageExtraInfo) => void;
-}
-
 /**
  * The SDK server, with capabilities read when a client asks (initialize, server/discover):
  * the MCP Apps extension is declared only once an upstream has it (see appsExtension).
@@ -134,29 +127,11 @@ class Downstream extends Server {
     return super._wrapHandler(method, checked);
   }
 
-  /**
-   * The SDK's dispatch tells a message's kind by trying its zod schemas in turn: a request first
-   * fails the result and the error schema, and each failure builds a ZodError (a stack, a
-   * message in JSON): ~10 µs of every call's ~0.3 ms on the main thread. A request the schemas
-   * certainly accept (lines.ts `plainKind`) goes to the handler the SDK's dispatch would pick,
-   * with the same arguments; anything else still goes through the SDK's own dispatch. Where the
-   * SDK no longer has that handler, all of it does; an SDK whose dispatch does more for a
-   * request fails test/unit/downstream-dispatch.test.ts, which holds that closure as written.
-   */
+  /** A plain request skips the SDK's schema tries (plain-dispatch.ts). */
   override async connect(transport: Transport): Promise<void> {
     const previous = transport.onmessage;
     await super.connect(transport);
-    const dispatch = transport.onmessage;
-    const onrequest = (this as unknown as SdkInternals)._onrequest;
-    if (!dispatch || typeof onrequest !== "function") return;
-    transport.onmessage = (message, extra) => {
-      if (plainKind(message) !== "request") {
-        dispatch(message, extra);
-        return;
-      }
-      previous?.(message, extra);
-      onrequest.call(this, message, extra);
-    };
+    dispatchPlainRequests(this, transport, previous);
   }
 
   override getCapabilities(): ServerCapabilities {

@@ -1,6 +1,6 @@
 /**
  * mcpx's SDK server hands a plain request straight to the SDK's request handling
- * (src/server/mcp-server.ts, Downstream.connect), skipping the SDK's dispatch, which tells a
+ * (src/server/plain-dispatch.ts, from Downstream.connect), skipping the SDK's dispatch, which tells a
  * message's kind by trying its zod schemas in turn (a request failing two of them first). That
  * is sound only where lines.ts `plainKind` names the kind the SDK's type guards find: fast-check
  * draws messages near the schemas' edges (test/helpers/jsonrpc-arbitrary.ts), and the dispatch
@@ -58,7 +58,7 @@ describe("the downstream server's dispatch", () => {
   });
 
   it("stands in for the SDK's dispatch as this SDK writes it (an upgrade that changes it fails here)", async () => {
-    // Downstream.connect does what this closure does for a plain request, without the guards:
+    // plain-dispatch.ts does what this closure does for a plain request, without the guards:
     // the previous handler, then _onrequest. Anything the SDK adds here must be added there.
     const server = new Server({ name: "sdk", version: "1.0.0" }, { capabilities: {} });
     const [transport] = InMemoryTransport.createLinkedPair();
