@@ -239,6 +239,11 @@ export class DirectAnswer implements Transport {
     return Promise.resolve();
   }
 
+  /** Give the response up unanswered, writing nothing: whoever holds it answers it. */
+  drop(): void {
+    this.finish(false);
+  }
+
   private writeHead(): void {
     this.headersSent = true;
     if (!this.res.headersSent) this.res.writeHead(200, SSE_HEADERS);

@@ -12,6 +12,7 @@
  * body-parser leaves a request whose body was read as it is.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { Request, Response } from "express";
 import { isJsonContentType, validateHostHeader } from "@modelcontextprotocol/server";
 import { jsonRpcError } from "../auth/http-security.js";
 import { errorMessage } from "../errors.js";
@@ -27,6 +28,29 @@ const UTF8 = /^\s*charset\s*=\s*"?utf-8"?\s*$/i;
 /** Where the app's error route and body-parser agree: the answers to a body they refuse. */
 export const TOO_DEEP_MESSAGE = `Invalid Request: the body nests objects and arrays more than ${LIMITS.messageDepth} levels deep.`;
 export const PARSE_ERROR_MESSAGE = "Parse error: the body is not valid JSON.";
+
+/**
+ * Refuse a request whose Host names none of `allowed` (403): DNS-rebinding protection. What
+ * `hostHeaderValidation` of `@modelcontextprotocol/node` does, with the same answer; that
+ * package is loaded only when a request needs its web-standard adapter (it reads the global
+ * `Headers` when it loads, which loads node's fetch implementation, ~10 MB).
+ */
+export function hostValidation(allowed: readonly string[]) {
+  const names = [...allowed];
+  return (req: Request, res: Response): boolean => {
+    const result = validateHostHeader(req.headers.host, names);
+    if (result.ok) return true;
+    res.writeHead(403, { "Content-Type": "application/json" });
+    res.end(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: result.message },
+        id: null,
+      }),
+    );
+    return false;
+  };
+}
 
 /** The app, with a session's plain requests to `/mcp` served in front of it. */
 export function fastFront(

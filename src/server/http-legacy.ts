@@ -16,13 +16,21 @@ import {
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
   type Server,
+  type Transport,
 } from "@modelcontextprotocol/server";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
 import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { SessionSharing } from "./legacy-replicas.js";
-import { DirectAnswers, directRequest } from "./http-direct.js";
+import { DirectAnswers, directRequest, type DirectRequest } from "./http-direct.js";
+import {
+  directExchange,
+  StreamAnswer,
+  type InitializeParams,
+  type InitializeRequest,
+} from "./http-direct-session.js";
+import { jsonRpcError } from "../auth/http-security.js";
 import {
   cancelledIds,
   isEventStream,
@@ -179,8 +187,7 @@ export class LegacyEndpoint {
     if (request.method !== "DELETE") await this.seen(sid, claims, state, options.authInfo);
     switch (request.method) {
       case "DELETE":
-        this.sessions.end(sid, claims.exp);
-        this.broadcast({ kind: "end", sid });
+        this.endSession(sid, claims);
         return new Response(null, { status: 200 });
       case "GET":
         return this.stream(request, options, { sid, claims, state });
@@ -192,8 +199,9 @@ export class LegacyEndpoint {
   }
 
   /**
-   * Serve a session's single request straight on node's response (http-direct.ts) when it is
-   * one the general path would serve the same way; false, having done nothing, when it is not.
+   * Serve an exchange straight on node's response when the general path would serve it the same
+   * way: a session's single request (http-direct.ts), its initialize, notifications, stream or
+   * DELETE (http-direct-session.ts). False, having done nothing, when it is not one of those.
    */
   async direct(
     req: IncomingMessage,
@@ -202,7 +210,43 @@ export class LegacyEndpoint {
     authInfo?: AuthInfo,
   ): Promise<boolean> {
     const request = directRequest(req, body);
-    if (!request) return false;
+    if (request) return this.directCall(req, res, request, authInfo);
+    const exchange = directExchange(req, body);
+    if (!exchange) return false;
+    if (exchange.kind === "initialize") {
+      await this.directInitialize(req, res, exchange.message, authInfo);
+      return true;
+    }
+    const { sid } = exchange;
+    const claims = this.verified(sid, authInfo);
+    if (!claims) return false;
+    const state = this.sessions.state(sid, claims.exp);
+    this.taskStatuses.attach(sid, state);
+    if (exchange.kind === "delete") {
+      this.endSession(sid, claims);
+      res.writeHead(200).end();
+      return true;
+    }
+    // A second stream is refused by the general path (409).
+    if (exchange.kind === "stream" && state.endStream) return false;
+    await this.seen(sid, claims, state, authInfo);
+    const session = { sid, claims, state };
+    if (exchange.kind === "stream") await this.directStream(res, session, authInfo);
+    else {
+      const unforwarded = await this.received(session, [exchange.message]);
+      if (unforwarded) jsonRpcError(res, 503, -32000, unforwarded);
+      else res.writeHead(202).end();
+    }
+    return true;
+  }
+
+  /** A session's single request, on its kept server (http-direct.ts). */
+  private async directCall(
+    req: IncomingMessage,
+    res: ServerResponse,
+    request: DirectRequest,
+    authInfo?: AuthInfo,
+  ): Promise<boolean> {
     const { sid, message } = request;
     const claims = this.verified(sid, authInfo);
     if (!claims) return false;
@@ -264,9 +308,39 @@ export class LegacyEndpoint {
     const params = (options.parsedBody as { params: InitializeParams }).params;
     const { response } = await this.serve(request, options);
     if (response.status !== 200) return response;
+    const sid = this.openSession(params, options.authInfo);
+    const headers = new Headers(response.headers);
+    headers.set("mcp-session-id", sid);
+    return new Response(response.body, { status: response.status, headers });
+  }
+
+  /** Initialize on a fresh server, answered on node's response with the new session's id. */
+  private async directInitialize(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: InitializeRequest,
+    authInfo?: AuthInfo,
+  ): Promise<void> {
+    const server = createDownstream(this.ctx, { era: "legacy" });
+    const { exchange, extra } = this.answering.begin(req, res, message.id, () =>
+      this.closeServer(server),
+    );
+    try {
+      await server.connect(exchange);
+    } catch (err) {
+      // No session was opened: the route answers 500, as the general path would.
+      exchange.drop();
+      throw err;
+    }
+    // The session exists once its server does (the general path opens it after serving).
+    res.setHeader("mcp-session-id", this.openSession(message.params, authInfo));
+    exchange.onmessage?.(message, { ...extra, ...(authInfo && { authInfo }) });
+  }
+
+  /** Sign a new session's id from its initialize, and keep its state here. */
+  private openSession(params: InitializeParams, authInfo?: AuthInfo): string {
     const now = this.options.now();
-    const owner =
-      options.authInfo?.extra?.pinned === true ? callerOfAuth(options.authInfo) : undefined;
+    const owner = authInfo?.extra?.pinned === true ? callerOfAuth(authInfo) : undefined;
     const claims: SessionClaims = {
       // What the SDK's initialize answered with: the client's version when supported, else ours.
       v: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)
@@ -284,9 +358,13 @@ export class LegacyEndpoint {
     };
     const sid = this.tokens.sign(claims);
     this.sessions.state(sid, claims.exp);
-    const headers = new Headers(response.headers);
-    headers.set("mcp-session-id", sid);
-    return new Response(response.body, { status: response.status, headers });
+    return sid;
+  }
+
+  /** End a session here and, with Redis, on every replica (DELETE). */
+  private endSession(sid: string, claims: SessionClaims): void {
+    this.sessions.end(sid, claims.exp);
+    this.broadcast({ kind: "end", sid });
   }
 
   /**
@@ -294,7 +372,7 @@ export class LegacyEndpoint {
    * answers to the exchanges here that asked the client something.
    */
   private async post(request: Request, options: FetchOptions, session: Session): Promise<Response> {
-    const { sid, state } = session;
+    const { state } = session;
     const body = options.parsedBody;
     const messages: unknown[] = Array.isArray(body) ? body : [body];
     // An initialize in a live session, well-formed or not (the fuzz found a malformed one reaching
@@ -306,14 +384,7 @@ export class LegacyEndpoint {
         "Invalid Request: this session is already initialized. Send initialize without Mcp-Session-Id to open a new session.",
       );
     }
-    for (const id of cancelledIds(messages)) {
-      const end = state.calls.get(id);
-      // Not running here: it may run on another replica, which hears it through Redis.
-      if (end) end();
-      else this.broadcast({ kind: "cancel", sid, id });
-    }
-    const unforwarded = await this.fromClient(sid, messages);
-    await this.sharing?.beforePost(sid, state, messages);
+    const unforwarded = await this.received(session, messages);
     // Notifications and responses only: nothing for a server to answer (cancellations are done).
     if (body !== undefined && messages.every((m) => !isRequest(m))) {
       // An answer that could not reach the replica that asked: the client hears why (Redis).
@@ -337,14 +408,73 @@ export class LegacyEndpoint {
     options: FetchOptions,
     session: Session,
   ): Promise<Response> {
-    const { claims, state } = session;
+    const { state } = session;
     if (state.endStream) {
       return rpcError(409, -32000, "Conflict: only one SSE stream is allowed per session.");
     }
     const served = await this.serve(request, options, session);
     if (served.response.status !== 200 || served.response.body === null) return served.response;
-    const callerOf = () =>
-      callerOfAuth(options.authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
+    return whenEnded(served.response, this.streaming(session, served, options.authInfo));
+  }
+
+  /** GET on node's response (http-direct-session.ts): the session's stream, as `stream` serves it. */
+  private async directStream(
+    res: ServerResponse,
+    session: Session,
+    authInfo?: AuthInfo,
+  ): Promise<void> {
+    const { sid, state } = session;
+    // The client went while the session was looked up: no stream to open.
+    if (res.destroyed) return;
+    // The session ended meanwhile (DELETE, shutdown): as the general path answers an ended one.
+    if (this.sessions.isEnded(sid) || this.sessions.peek(sid) !== state) {
+      jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
+      return;
+    }
+    if (state.endStream) {
+      jsonRpcError(res, 409, -32000, "Conflict: only one SSE stream is allowed per session.");
+      return;
+    }
+    const closed = this.sessions.opened(state);
+    let stopped = (): void => undefined;
+    const answer = new StreamAnswer(res, () => {
+      closed();
+      if (state.endStream === streamEnd) delete state.endStream;
+      stopped();
+    });
+    // The session's one stream is this one from now: a second GET meanwhile is refused.
+    const streamEnd = () => answer.end();
+    state.endStream = streamEnd;
+    try {
+      const { server, end } = await this.fresh(session, answer);
+      if (state.endStream !== streamEnd) {
+        // The stream ended while its server was being built (the client went, the session ended).
+        end();
+        return;
+      }
+      const stop = this.streaming(session, { server, end: streamEnd }, authInfo);
+      stopped = () => {
+        stop();
+        end();
+      };
+    } catch (err) {
+      // The status went out already: the stream ends, and the client opens another.
+      this.ctx.logger.error(`HTTP stream failed: ${errorMessage(err)}`);
+      answer.end();
+    }
+  }
+
+  /**
+   * What a session's GET stream carries: catalog, prompt and resource list changes, updates of
+   * what it subscribed to, its tasks' statuses. Returns what to call when the stream ends.
+   */
+  private streaming(
+    session: Session,
+    served: { server: Server; end: () => void },
+    authInfo?: AuthInfo,
+  ): () => void {
+    const { claims, state } = session;
+    const callerOf = () => callerOfAuth(authInfo) ?? cleanCaller(claims.ci.name) ?? DEFAULT_CALLER;
     const unsubscribe = watchCatalog(
       this.ctx,
       state,
@@ -360,13 +490,13 @@ export class LegacyEndpoint {
     // And its tasks' statuses (legacy-task-status.ts).
     const untask = this.taskStatuses.streaming(state, served.server);
     state.endStream = served.end;
-    return whenEnded(served.response, () => {
+    return () => {
       unsubscribe();
       unwatch();
       unrelay?.();
       untask();
       if (state.endStream === served.end) delete state.endStream;
-    });
+    };
   }
 
   /**
@@ -386,7 +516,7 @@ export class LegacyEndpoint {
       session && id !== undefined && request.method === "POST"
         ? await this.servers.lend(session, id)
         : undefined;
-    const { server, transport: inner, end: finish } = lent ?? (await this.fresh(session));
+    const { server, transport: inner, end: finish } = lent ?? (await this.freshExchange(session));
     const closed = state ? this.sessions.opened(state) : () => {};
     let ended = false;
     const end = () => {
@@ -416,13 +546,21 @@ export class LegacyEndpoint {
   }
 
   /** A fresh server and stateless transport for one exchange, seeded with `session` if any. */
-  private async fresh(session?: Session): Promise<Exchange> {
+  private async freshExchange(session?: Session): Promise<Exchange> {
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+    });
+    return { ...(await this.fresh(session, transport)), transport };
+  }
+
+  /** A fresh server on `transport`, seeded with `session` if any; `end` closes it. */
+  private async fresh(
+    session: Session | undefined,
+    transport: Transport,
+  ): Promise<{ server: Server; end: () => void }> {
     const server = createDownstream(this.ctx, {
       era: "legacy",
       ...(session && { memory: session.state, clientId: session.sid }),
-    });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
     });
     await server.connect(
       session
@@ -432,16 +570,31 @@ export class LegacyEndpoint {
           })
         : transport,
     );
-    return {
-      server,
-      transport,
-      end: () =>
-        void server
-          .close()
-          .catch((err: unknown) =>
-            this.ctx.logger.debug(`HTTP exchange close: ${errorMessage(err)}`),
-          ),
-    };
+    return { server, end: () => this.closeServer(server) };
+  }
+
+  private closeServer(server: Server): void {
+    void server
+      .close()
+      .catch((err: unknown) => this.ctx.logger.debug(`HTTP exchange close: ${errorMessage(err)}`));
+  }
+
+  /**
+   * What a POST brings besides requests: cancellations end the calls here (or, Redis, are told
+   * to the other replicas); answers and roots changes as `fromClient`. Returns why an answer
+   * could not be forwarded, if one could not.
+   */
+  private async received(session: Session, messages: unknown[]): Promise<string | undefined> {
+    const { sid, state } = session;
+    for (const id of cancelledIds(messages)) {
+      const end = state.calls.get(id);
+      // Not running here: it may run on another replica, which hears it through Redis.
+      if (end) end();
+      else this.broadcast({ kind: "cancel", sid, id });
+    }
+    const unforwarded = await this.fromClient(sid, messages);
+    await this.sharing?.beforePost(sid, state, messages);
+    return unforwarded;
   }
 
   /**
@@ -459,10 +612,4 @@ export class LegacyEndpoint {
     }
     return unforwarded;
   }
-}
-
-interface InitializeParams {
-  protocolVersion: string;
-  capabilities: Record<string, unknown>;
-  clientInfo: { name: string; version: string; title?: string };
 }

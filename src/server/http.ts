@@ -6,7 +6,7 @@
 import { createServer, type RequestListener, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
-import { hostHeaderValidation, toNodeHandler } from "@modelcontextprotocol/node";
+import type { toNodeHandler } from "@modelcontextprotocol/node";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
 import { settledWithin } from "../clock.js";
@@ -16,7 +16,7 @@ import { isRecord, textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
-import { fastFront, PARSE_ERROR_MESSAGE, TOO_DEEP_MESSAGE } from "./http-fast.js";
+import { fastFront, hostValidation, PARSE_ERROR_MESSAGE, TOO_DEEP_MESSAGE } from "./http-fast.js";
 import { LegacyEndpoint } from "./http-legacy.js";
 import { notForLegacySession } from "./http-messages.js";
 import { ModernEndpoint } from "./http-modern.js";
@@ -153,7 +153,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   app.disable("x-powered-by");
   const allowed = allowedHostnames(options.host, options.allowedHosts);
   // DNS-rebinding protection: a page on another site must not reach the proxy by a name of its own.
-  const hostValid = hostHeaderValidation(allowed);
+  const hostValid = hostValidation(allowed);
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (hostValid(req, res)) next();
   });
@@ -225,15 +225,28 @@ function mcpRoute(
       return endpoints.modern.fetch(request, options, caller);
     },
   };
-  const node = toNodeHandler(router, {
-    onerror: (err) => ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`),
-  });
+  // The web-standard adapter, loaded with the first request that needs it: loading it loads
+  // node's fetch implementation (~10 MB), which 2025-era sessions never need (http-direct*.ts).
+  let node: Promise<ReturnType<typeof toNodeHandler>> | undefined;
+  const adapter = () =>
+    (node ??= import("@modelcontextprotocol/node").then(
+      ({ toNodeHandler }) =>
+        toNodeHandler(router, {
+          onerror: (err) => ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`),
+        }),
+      (err: unknown) => {
+        node = undefined; // the next request tries again
+        throw err;
+      },
+    ));
   return async (req: Request, res: Response) => {
     try {
-      // A session's single request, the hot path, straight on node's response (http-direct.ts).
+      // A 2025-era session's exchanges, straight on node's response (http-direct*.ts).
       const auth = (req as Request & { auth?: AuthInfo }).auth;
       if (await endpoints.legacy.direct(req, res, req.body, auth)) return;
-      await node(req, res, req.body);
+      await (
+        await adapter()
+      )(req, res, req.body);
     } catch (err) {
       ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
       if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { describe, expect, it } from "vitest";
 import {
@@ -25,6 +26,7 @@ import {
   untilStarted,
   writeConfig,
 } from "../helpers/proxy.js";
+import { newClient as eraClient, type Era } from "../helpers/clients.js";
 
 const TRACE = path.join(ROOT, "test/fixtures/preload/module-trace.mjs");
 /** Modules only HTTP serving needs. */
@@ -93,6 +95,45 @@ function setup() {
     XDG_CACHE_HOME: path.join(dir, "cache"),
   };
   return { config, trace, env };
+}
+
+/** Node's fetch implementation, as the preload records it (loading it costs ~10 MB of RSS). */
+const UNDICI = "node:internal/deps/undici/undici";
+/** The SDK's web-standard adapter, and what loading it loads. */
+const WEB_ADAPTER = [/\/node_modules\/@modelcontextprotocol\/node\//, /\/node_modules\/hono\//];
+
+/**
+ * The modules an HTTP mcpx loaded while one client of `era` opened a session, called a tool and
+ * ended the session (DELETE), until mcpx exited.
+ */
+async function httpSession(entry: string, era: Era): Promise<string[]> {
+  const { config, trace, env } = setup();
+  const child = spawn(process.execPath, [entry, config, "--port", "0"], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  try {
+    await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
+    const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    const client = eraClient(era);
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({
+        name: "call",
+        arguments: { method: "memory.read_graph", arguments: {} },
+      });
+      expect(text(result)).toContain("entities");
+      if (era === "legacy") await transport.terminateSession();
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await stop(child);
+  }
+  return traced(trace);
 }
 
 describe.each([
@@ -188,5 +229,17 @@ describe.each([
     expect(modules.some(promClient)).toBe(true);
     // Issue 30: traces are off (no OTLP endpoint), no "auth.oauth", no trust diff shown.
     expect(modules.filter((m) => LAZY_IN_HTTP.some((re) => re.test(m)))).toEqual([]);
+  });
+
+  it("HTTP: a 2025-era session (initialize, its stream, a call, DELETE) loads neither the SDK's web adapter nor node's fetch; a 2026-07-28 client loads both", async () => {
+    const legacy = await httpSession(entry, "legacy");
+    // The trace saw the session served: the direct path's modules were loaded.
+    expect(legacy.some((m) => /\/node_modules\/express\//.test(m))).toBe(true);
+    expect(legacy.filter((m) => WEB_ADAPTER.some((re) => re.test(m)))).toEqual([]);
+    expect(legacy).not.toContain(UNDICI);
+    // Both checks can fail: the 2026-07-28 era is served through the web-standard adapter.
+    const modern = await httpSession(entry, "modern");
+    expect(modern.filter((m) => WEB_ADAPTER.some((re) => re.test(m))).length).toBeGreaterThan(0);
+    expect(modern).toContain(UNDICI);
   });
 });
