@@ -26,6 +26,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/server";
 import { isRecord } from "../json.js";
+import { header, KEEP_ALIVE_MS, SSE_HEADERS } from "./http-direct.js";
 
 /** What a client's `initialize` says of it. */
 export interface InitializeParams {
@@ -90,22 +91,6 @@ export function directExchange(req: IncomingMessage, body: unknown): DirectExcha
   return { kind: "notify", sid, message };
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return typeof value === "string" ? value : undefined;
-}
-
-/** The SDK's SSE keep-alive interval (DEFAULT_SSE_KEEP_ALIVE_MS). */
-const KEEP_ALIVE_MS = 15_000;
-
-/** The headers the SDK's transport opens a GET stream with. */
-const STREAM_HEADERS = {
-  "Content-Type": "text/event-stream",
-  "Cache-Control": "no-cache, no-transform",
-  Connection: "keep-alive",
-  "X-Accel-Buffering": "no",
-};
-
 /**
  * A session's GET stream on node's response: the transport of the server that speaks on it.
  * Its status and headers go out at once, with a comment so they reach the client before any
@@ -124,7 +109,7 @@ export class StreamAnswer implements Transport {
     private readonly res: ServerResponse,
     private readonly onEnd: () => void,
   ) {
-    res.writeHead(200, STREAM_HEADERS);
+    res.writeHead(200, SSE_HEADERS);
     res.write(": open\n\n");
     this.keepAlive = setInterval(() => this.res.write(": keepalive\n\n"), KEEP_ALIVE_MS).unref();
     res.once("close", () => this.end());

@@ -27,11 +27,11 @@ import { isRecord } from "../json.js";
 
 type Id = string | number;
 
-/** The SDK's SSE keep-alive interval on a POST answer (DEFAULT_SSE_KEEP_ALIVE_MS). */
-const KEEP_ALIVE_MS = 15_000;
+/** The SDK's SSE keep-alive interval (DEFAULT_SSE_KEEP_ALIVE_MS). */
+export const KEEP_ALIVE_MS = 15_000;
 
-/** The headers the SDK's transport answers a POST with, for an SSE answer. */
-const SSE_HEADERS = {
+/** The headers the SDK's transport opens an SSE stream with (a POST's answer, a GET). */
+export const SSE_HEADERS = {
   "Content-Type": "text/event-stream",
   "Cache-Control": "no-cache, no-transform",
   Connection: "keep-alive",
@@ -79,7 +79,8 @@ export function directRequest(req: IncomingMessage, body: unknown): DirectReques
   return { sid, message: body };
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
+/** A request header given once, or undefined. */
+export function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return typeof value === "string" ? value : undefined;
 }

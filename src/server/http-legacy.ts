@@ -23,14 +23,8 @@ import { errorMessage } from "../errors.js";
 import type { ProxyContext } from "./context.js";
 import { serverSink, watchClient } from "./handlers/subscriptions.js";
 import { SessionSharing } from "./legacy-replicas.js";
-import { DirectAnswers, directRequest, type DirectRequest } from "./http-direct.js";
-import {
-  directExchange,
-  StreamAnswer,
-  type InitializeParams,
-  type InitializeRequest,
-} from "./http-direct-session.js";
-import { jsonRpcError } from "../auth/http-security.js";
+import type { InitializeParams } from "./http-direct-session.js";
+import { LegacyDirect } from "./legacy-direct.js";
 import {
   cancelledIds,
   isEventStream,
@@ -88,8 +82,8 @@ export class LegacyEndpoint {
   private readonly unlisten: () => void;
   /** Session state shared with other replicas (with Redis only; legacy-replicas.ts). */
   private readonly sharing?: SessionSharing;
-  /** Requests answered straight on node's response (http-direct.ts). */
-  private readonly answering: DirectAnswers;
+  /** Exchanges answered straight on node's response (legacy-direct.ts). */
+  private readonly directPath: LegacyDirect;
   /** Where sessions' task statuses go: their GET stream, here or (Redis) on another replica. */
   private readonly taskStatuses: LegacyTaskStatuses;
 
@@ -98,7 +92,6 @@ export class LegacyEndpoint {
     private readonly options: LegacyOptions,
   ) {
     this.tokens = new SessionTokens(options.key);
-    this.answering = new DirectAnswers(options.headersHoldMs);
     this.answers = new LegacyAnswers(ctx, (sid) => !!this.tokens.verify(sid, options.now()));
     this.servers = new SessionServers(ctx, this.answers.routes, options.maxKeptServers);
     // A session that ends here takes its upstream sessions (the `client` policy) and its kept
@@ -134,6 +127,25 @@ export class LegacyEndpoint {
     this.sweeper.unref();
     // Other replicas (Redis): a cancellation of a call running here, a session DELETEd there.
     this.unlisten = ctx.shared?.listen(LEGACY_TOPIC, (m) => this.fromReplica(m)) ?? (() => {});
+    this.directPath = new LegacyDirect(
+      {
+        ctx,
+        sessions: this.sessions,
+        servers: this.servers,
+        taskStatuses: this.taskStatuses,
+        ...(this.sharing && { sharing: this.sharing }),
+        verified: (sid, authInfo) => this.verified(sid, authInfo),
+        seen: (session, authInfo) =>
+          this.seen(session.sid, session.claims, session.state, authInfo),
+        openSession: (params, authInfo) => this.openSession(params, authInfo),
+        endSession: (sid, claims) => this.endSession(sid, claims),
+        received: (session, messages) => this.received(session, messages),
+        fresh: (session, transport) => this.fresh(session, transport),
+        streaming: (session, served, authInfo) => this.streaming(session, served, authInfo),
+        closeServer: (server) => this.closeServer(server),
+      },
+      options.headersHoldMs,
+    );
   }
 
   /** What another replica broadcast: cancel a call running here, or end a session here. */
@@ -200,75 +212,15 @@ export class LegacyEndpoint {
 
   /**
    * Serve an exchange straight on node's response when the general path would serve it the same
-   * way: a session's single request (http-direct.ts), its initialize, notifications, stream or
-   * DELETE (http-direct-session.ts). False, having done nothing, when it is not one of those.
+   * way (legacy-direct.ts); false, having done nothing, when it is not one of those.
    */
-  async direct(
+  direct(
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
     authInfo?: AuthInfo,
   ): Promise<boolean> {
-    const request = directRequest(req, body);
-    if (request) return this.directCall(req, res, request, authInfo);
-    const exchange = directExchange(req, body);
-    if (!exchange) return false;
-    if (exchange.kind === "initialize") {
-      await this.directInitialize(req, res, exchange.message, authInfo);
-      return true;
-    }
-    const { sid } = exchange;
-    const claims = this.verified(sid, authInfo);
-    if (!claims) return false;
-    const state = this.sessions.state(sid, claims.exp);
-    this.taskStatuses.attach(sid, state);
-    if (exchange.kind === "delete") {
-      this.endSession(sid, claims);
-      res.writeHead(200).end();
-      return true;
-    }
-    // A second stream is refused by the general path (409).
-    if (exchange.kind === "stream" && state.endStream) return false;
-    await this.seen(sid, claims, state, authInfo);
-    const session = { sid, claims, state };
-    if (exchange.kind === "stream") await this.directStream(res, session, authInfo);
-    else {
-      const unforwarded = await this.received(session, [exchange.message]);
-      if (unforwarded) jsonRpcError(res, 503, -32000, unforwarded);
-      else res.writeHead(202).end();
-    }
-    return true;
-  }
-
-  /** A session's single request, on its kept server (http-direct.ts). */
-  private async directCall(
-    req: IncomingMessage,
-    res: ServerResponse,
-    request: DirectRequest,
-    authInfo?: AuthInfo,
-  ): Promise<boolean> {
-    const { sid, message } = request;
-    const claims = this.verified(sid, authInfo);
-    if (!claims) return false;
-    const state = this.sessions.state(sid, claims.exp);
-    this.taskStatuses.attach(sid, state);
-    const reserved = await this.servers.reserve({ sid, claims, state }, message.id);
-    if (!reserved) return false;
-    await this.seen(sid, claims, state, authInfo);
-    await this.sharing?.beforePost(sid, state, [message]);
-    const closed = this.sessions.opened(state);
-    const id = message.id;
-    const { exchange, extra } = this.answering.begin(req, res, id, (answered) => {
-      closed();
-      if (state.calls.get(id) === end) state.calls.delete(id);
-      if (!answered) reserved.abandon(exchange);
-    });
-    const end = () => exchange.end();
-    state.calls.set(id, end);
-    reserved.receive(exchange, message, { ...extra, ...(authInfo && { authInfo }) });
-    // The client went away while the session was being looked up: the handler is abandoned.
-    if (res.destroyed) exchange.end();
-    return true;
+    return this.directPath.serve(req, res, body, authInfo);
   }
 
   /** The claims of a session id this request may use, or undefined (404). */
@@ -298,7 +250,7 @@ export class LegacyEndpoint {
     // First: this replica going away ends no session for the others (its shared state stays).
     this.sharing?.close();
     this.answers.close();
-    this.answering.closeAll();
+    this.directPath.close();
     this.sessions.closeAll();
     this.servers.closeAll();
   }
@@ -312,29 +264,6 @@ export class LegacyEndpoint {
     const headers = new Headers(response.headers);
     headers.set("mcp-session-id", sid);
     return new Response(response.body, { status: response.status, headers });
-  }
-
-  /** Initialize on a fresh server, answered on node's response with the new session's id. */
-  private async directInitialize(
-    req: IncomingMessage,
-    res: ServerResponse,
-    message: InitializeRequest,
-    authInfo?: AuthInfo,
-  ): Promise<void> {
-    const server = createDownstream(this.ctx, { era: "legacy" });
-    const { exchange, extra } = this.answering.begin(req, res, message.id, () =>
-      this.closeServer(server),
-    );
-    try {
-      await server.connect(exchange);
-    } catch (err) {
-      // No session was opened: the route answers 500, as the general path would.
-      exchange.drop();
-      throw err;
-    }
-    // The session exists once its server does (the general path opens it after serving).
-    res.setHeader("mcp-session-id", this.openSession(message.params, authInfo));
-    exchange.onmessage?.(message, { ...extra, ...(authInfo && { authInfo }) });
   }
 
   /** Sign a new session's id from its initialize, and keep its state here. */
@@ -415,53 +344,6 @@ export class LegacyEndpoint {
     const served = await this.serve(request, options, session);
     if (served.response.status !== 200 || served.response.body === null) return served.response;
     return whenEnded(served.response, this.streaming(session, served, options.authInfo));
-  }
-
-  /** GET on node's response (http-direct-session.ts): the session's stream, as `stream` serves it. */
-  private async directStream(
-    res: ServerResponse,
-    session: Session,
-    authInfo?: AuthInfo,
-  ): Promise<void> {
-    const { sid, state } = session;
-    // The client went while the session was looked up: no stream to open.
-    if (res.destroyed) return;
-    // The session ended meanwhile (DELETE, shutdown): as the general path answers an ended one.
-    if (this.sessions.isEnded(sid) || this.sessions.peek(sid) !== state) {
-      jsonRpcError(res, 404, -32001, "Session not found: initialize a new session.");
-      return;
-    }
-    if (state.endStream) {
-      jsonRpcError(res, 409, -32000, "Conflict: only one SSE stream is allowed per session.");
-      return;
-    }
-    const closed = this.sessions.opened(state);
-    let stopped = (): void => undefined;
-    const answer = new StreamAnswer(res, () => {
-      closed();
-      if (state.endStream === streamEnd) delete state.endStream;
-      stopped();
-    });
-    // The session's one stream is this one from now: a second GET meanwhile is refused.
-    const streamEnd = () => answer.end();
-    state.endStream = streamEnd;
-    try {
-      const { server, end } = await this.fresh(session, answer);
-      if (state.endStream !== streamEnd) {
-        // The stream ended while its server was being built (the client went, the session ended).
-        end();
-        return;
-      }
-      const stop = this.streaming(session, { server, end: streamEnd }, authInfo);
-      stopped = () => {
-        stop();
-        end();
-      };
-    } catch (err) {
-      // The status went out already: the stream ends, and the client opens another.
-      this.ctx.logger.error(`HTTP stream failed: ${errorMessage(err)}`);
-      answer.end();
-    }
   }
 
   /**
