@@ -129,6 +129,56 @@ export default { encodingExists, getDecoder, decode };
 `;
 /** Packages the bundle takes from these sources instead of node_modules (see above). */
 const STAND_INS = { prettier: PRETTIER, "iconv-lite": ICONV };
+
+/**
+ * Modules of the SDK's client that read a global node loads on first read (web streams, Web
+ * Crypto) as they load, though only remote upstreams use what they make of it: the read moves to
+ * first use. Loading those globals costs ~1 MB of RSS in every mcpx, idle ones included. Each
+ * edit must match its file exactly `count` times, or the build fails (a new version of the
+ * package needs the edit looked at again).
+ */
+const LAZY_GLOBALS = [
+  {
+    // `class … extends TransformStream` reads the global as the module loads.
+    file: /[\\/]node_modules[\\/]eventsource-parser[\\/]dist[\\/]stream\.js$/,
+    edits: [
+      {
+        from: "class EventSourceParserStream extends TransformStream {",
+        to: "let EventSourceParserStreamClass;\nfunction EventSourceParserStream(options) {\n  EventSourceParserStreamClass ??= class extends TransformStream {",
+        count: 1,
+      },
+      {
+        from: "\n}\nexport {",
+        to: "\n};\n  return new EventSourceParserStreamClass(options);\n}\nexport {",
+        count: 1,
+      },
+    ],
+  },
+  {
+    // `globalThis.crypto` (Web Crypto) read as the module loads, for OAuth's PKCE.
+    file: /[\\/]node_modules[\\/]pkce-challenge[\\/]dist[\\/]index\.node\.js$/,
+    edits: [
+      { from: "let crypto;\ncrypto =\n", to: "let crypto;\nconst cryptoOnce = () =>\n", count: 1 },
+      { from: "(await crypto)", to: "(await (crypto ??= cryptoOnce()))", count: 2 },
+    ],
+  },
+];
+
+/** `source` of `file` with its LAZY_GLOBALS edits, or undefined when it has none. */
+function lazyGlobals(file, source) {
+  const patch = LAZY_GLOBALS.find((p) => p.file.test(file));
+  if (!patch) return undefined;
+  let out = source;
+  for (const { from, to, count } of patch.edits) {
+    const found = out.split(from).length - 1;
+    if (found !== count)
+      throw new Error(
+        `${path.relative(root, file)}: expected ${JSON.stringify(from)} ${count} time(s), found ${found}: look at LAZY_GLOBALS in scripts/build-bin.mjs again`,
+      );
+    out = out.replaceAll(from, to);
+  }
+  return out;
+}
 /**
  * zod's `locales` namespace (error messages in 60-odd languages, as `z.locales.de()` etc.), which
  * nothing in mcpx or the SDK sets: English, zod's default, is configured apart from it.
@@ -254,6 +304,8 @@ const result = await build({
             const url = `new URL(${JSON.stringify(rel)}, __mcpxDist).href`;
             return { contents: source.replaceAll("import.meta.url", url), loader: "js" };
           }
+          const lazy = lazyGlobals(args.path, source);
+          if (lazy !== undefined) return { contents: lazy, loader: "js" };
           if (findsItsFiles.test(withoutComments(source))) {
             const at = path.relative(root, args.path);
             return {

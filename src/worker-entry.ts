@@ -1,3 +1,18 @@
+import { createRequire } from "node:module";
+import type * as WorkerThreads from "node:worker_threads";
+import type { Worker, WorkerOptions } from "node:worker_threads";
+
+const requireBuiltin = createRequire(import.meta.url);
+
+/**
+ * A worker thread. node's worker_threads loads with the first one, not with mcpx (an mcpx that
+ * runs no script and no `select` never needs it; loading it costs ~0.4 MB of RSS).
+ */
+export function startWorker(filename: string | URL, options: WorkerOptions): Worker {
+  const threads = requireBuiltin("node:worker_threads") as typeof WorkerThreads;
+  return new threads.Worker(filename, options);
+}
+
 /**
  * Where a worker thread of mcpx starts: the built `.js` file beside the caller's module, or, run
  * from source (tests, bench), an eval'd entry that first registers tsx, the TypeScript loader the

@@ -6,11 +6,11 @@
  * size is measured before it is encoded. Past a limit the worker is ended and replaced, and the
  * caller is told which limit and what to do.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { FairQueue } from "../fair-queue.js";
 import { LIMITS, megabytes } from "../limits.js";
 import type { Logger } from "../logger.js";
-import { MissedStarts, WORKER_START_MS, workerEntry } from "../worker-entry.js";
+import { MissedStarts, startWorker, WORKER_START_MS, workerEntry } from "../worker-entry.js";
 
 /** A select's outcome: its value as text (a string as itself, else JSON), or why there is none. */
 export type Selection = { text: string; nothing: boolean } | { error: string };
@@ -122,7 +122,7 @@ export class Selector {
 
   private spawn(): void {
     const entry = workerEntry(import.meta.url, "select-worker");
-    const worker = new Worker(entry.filename, {
+    const worker = startWorker(entry.filename, {
       eval: entry.eval,
       env: {},
       execArgv: [],

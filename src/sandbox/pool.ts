@@ -5,10 +5,10 @@
  * is terminated from here and replaced.
  */
 import os from "node:os";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { FairQueue } from "../fair-queue.js";
 import type { Logger } from "../logger.js";
-import { MissedStarts, WORKER_START_MS, workerEntry } from "../worker-entry.js";
+import { MissedStarts, startWorker, WORKER_START_MS, workerEntry } from "../worker-entry.js";
 import { DEFAULT_CALL_BYTES, resolveLimits, type CallBytes } from "./limits.js";
 import { busyError, internalError, notStartedError } from "./messages.js";
 import type { FromWorker, ToWorker, WorkerInit } from "./protocol.js";
@@ -106,7 +106,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   function spawn(): EngineWorker {
     const stop = new Int32Array(new SharedArrayBuffer(4));
     const entry = workerEntry(import.meta.url, "worker");
-    const worker = new Worker(entry.filename, {
+    const worker = startWorker(entry.filename, {
       eval: entry.eval,
       workerData: { stop } satisfies WorkerInit,
       // The thread gets no environment (no secret can be read there) and no inherited flags.

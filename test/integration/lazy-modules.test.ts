@@ -99,17 +99,27 @@ function setup() {
 
 /** Node's fetch implementation, as the preload records it (loading it costs ~10 MB of RSS). */
 const UNDICI = "node:internal/deps/undici/undici";
+/** Records which parts of node loaded on first use a process loaded (no loader hook of its own). */
+const INTERNALS = path.join(ROOT, "test/fixtures/preload/node-internals.mjs");
+/**
+ * What else node loads on first use that an mcpx with local upstreams needs not: web streams
+ * (~0.8 MB of RSS) and worker threads (~0.4 MB). (Web Crypto is not among them: importing
+ * `node:crypto` as an ES module reads every export, `webcrypto` included.)
+ */
+const NODE_LAZY = ["node:internal/webstreams/transformstream", "node:internal/worker"];
 /** The SDK's web-standard adapter, and what loading it loads. */
 const WEB_ADAPTER = [/\/node_modules\/@modelcontextprotocol\/node\//, /\/node_modules\/hono\//];
 
 /**
  * The modules an HTTP mcpx loaded while one client of `era` opened a session, called a tool and
- * ended the session (DELETE), until mcpx exited.
+ * ended the session (DELETE), until mcpx exited; with `preload`, what that preload recorded.
  */
-async function httpSession(entry: string, era: Era): Promise<string[]> {
+async function httpSession(entry: string, era: Era, preload?: string): Promise<string[]> {
   const { config, trace, env } = setup();
   const child = spawn(process.execPath, [entry, config, "--port", "0"], {
-    env,
+    env: preload
+      ? { ...env, NODE_OPTIONS: `--import ${preload}`, MCPX_TRACE_INTERNALS: trace }
+      : env,
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -237,6 +247,13 @@ describe.each([
     expect(legacy.some((m) => /\/node_modules\/express\//.test(m))).toBe(true);
     expect(legacy.filter((m) => WEB_ADAPTER.some((re) => re.test(m)))).toEqual([]);
     expect(legacy).not.toContain(UNDICI);
+    // Nor, in the bundle, web streams or worker threads (scripts/build-bin.mjs's LAZY_GLOBALS,
+    // src/worker-entry.ts), read without module-trace's hook thread, which loads them itself.
+    const internals = await httpSession(entry, "legacy", INTERNALS);
+    const lazy = internals.filter((m) => NODE_LAZY.includes(m));
+    if (entry === MCPX) expect(lazy).toEqual([]);
+    // tsc's build loads the SDK client's modules unedited: the check can fail.
+    else expect(lazy).toContain("node:internal/webstreams/transformstream");
     // Both checks can fail: the 2026-07-28 era is served through the web-standard adapter.
     const modern = await httpSession(entry, "modern");
     expect(modern.filter((m) => WEB_ADAPTER.some((re) => re.test(m))).length).toBeGreaterThan(0);
