@@ -131,9 +131,10 @@ export default { encodingExists, getDecoder, decode };
 const STAND_INS = { prettier: PRETTIER, "iconv-lite": ICONV };
 
 /**
- * Modules of the SDK's client that read a global node loads on first read (web streams, Web
- * Crypto) as they load, though only remote upstreams use what they make of it: the read moves to
- * first use. Loading those globals costs ~1 MB of RSS in every mcpx, idle ones included. Each
+ * Modules of the SDK's client that read a global node loads on first read (web streams) as they
+ * load, though only remote upstreams use what they make of it: the read moves to first use.
+ * Loading web streams costs ~0.8 MB of RSS in every mcpx, idle ones included. (Web Crypto is not
+ * worth an edit: importing `node:crypto` as an ES module loads it anyway.) Each
  * edit must match its file exactly `count` times, or the build fails (a new version of the
  * package needs the edit looked at again).
  */
@@ -152,14 +153,6 @@ const LAZY_GLOBALS = [
         to: "\n};\n  return new EventSourceParserStreamClass(options);\n}\nexport {",
         count: 1,
       },
-    ],
-  },
-  {
-    // `globalThis.crypto` (Web Crypto) read as the module loads, for OAuth's PKCE.
-    file: /[\\/]node_modules[\\/]pkce-challenge[\\/]dist[\\/]index\.node\.js$/,
-    edits: [
-      { from: "let crypto;\ncrypto =\n", to: "let crypto;\nconst cryptoOnce = () =>\n", count: 1 },
-      { from: "(await crypto)", to: "(await (crypto ??= cryptoOnce()))", count: 2 },
     ],
   },
 ];

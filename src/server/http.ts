@@ -5,21 +5,19 @@
  */
 import { createServer, type RequestListener, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
-import type { toNodeHandler } from "@modelcontextprotocol/node";
+import type { AuthInfo } from "@modelcontextprotocol/server";
 import express, { type NextFunction, type Request, type Response } from "express";
 import getPort from "get-port";
 import { settledWithin } from "../clock.js";
-import { errorMessage } from "../errors.js";
 import { healthReport } from "../health/status.js";
-import { isRecord, textNestsDeeper } from "../json.js";
+import { textNestsDeeper } from "../json.js";
 import { LIMITS, megabytes } from "../limits.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
 import { fastFront, hostValidation, PARSE_ERROR_MESSAGE, TOO_DEEP_MESSAGE } from "./http-fast.js";
 import { LegacyEndpoint } from "./http-legacy.js";
-import { notForLegacySession } from "./http-messages.js";
 import { ModernEndpoint } from "./http-modern.js";
+import { mcpRoute } from "./http-route.js";
 import {
   allowedHostnames,
   bearerToken,
@@ -31,7 +29,7 @@ import { Authenticator, type AuthCheck } from "../auth/authenticator.js";
 import type { VerifierOptions } from "../auth/oauth.js";
 import { challenge, RESOURCE_METADATA_PATHS, resourceMetadata } from "../auth/resource-metadata.js";
 import type { AuthConfig } from "../config/types.js";
-import { authInfoFor, callerOfAuth, cleanCaller, envelopeClientName } from "./mcp-server.js";
+import { authInfoFor, cleanCaller } from "./mcp-server.js";
 import { sessionKey } from "./session-token.js";
 
 export interface HttpOptions {
@@ -201,66 +199,6 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       await closing;
     },
   };
-}
-
-/** Routes a checked request to the endpoint of its era. */
-function mcpRoute(
-  ctx: ProxyContext,
-  endpoints: { modern: ModernEndpoint; legacy: LegacyEndpoint },
-) {
-  const router = {
-    fetch: async (
-      request: globalThis.Request,
-      opts?: { authInfo?: AuthInfo; parsedBody?: unknown },
-    ) => {
-      const options = opts ?? {};
-      // Anything without a 2026-07-28 claim (header or `_meta` envelope) is 2025-era traffic.
-      if (await isLegacyRequest(request, options.parsedBody))
-        return endpoints.legacy.fetch(request, options);
-      if (request.headers.has("mcp-session-id")) {
-        return notForLegacySession(request.method, options.parsedBody);
-      }
-      const caller =
-        callerOfAuth(options.authInfo) ?? envelopeClientName(envelopeOf(options.parsedBody));
-      return endpoints.modern.fetch(request, options, caller);
-    },
-  };
-  // The web-standard adapter, loaded with the first request that needs it: loading it loads
-  // node's fetch implementation (~10 MB), which 2025-era sessions never need (http-direct*.ts).
-  let node: Promise<ReturnType<typeof toNodeHandler>> | undefined;
-  const adapter = () =>
-    (node ??= import("@modelcontextprotocol/node").then(
-      ({ toNodeHandler }) =>
-        toNodeHandler(router, {
-          onerror: (err) => ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`),
-        }),
-      (err: unknown) => {
-        node = undefined; // the next request tries again
-        throw err;
-      },
-    ));
-  return async (req: Request, res: Response) => {
-    try {
-      // A 2025-era session's exchanges, straight on node's response (http-direct*.ts).
-      const auth = (req as Request & { auth?: AuthInfo }).auth;
-      if (await endpoints.legacy.direct(req, res, req.body, auth)) return;
-      await (
-        await adapter()
-      )(req, res, req.body);
-    } catch (err) {
-      ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
-      if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
-    }
-  };
-}
-
-/** The `_meta` of a single JSON-RPC message body, if any. */
-function envelopeOf(body: unknown): unknown {
-  if (!isRecord(body)) return undefined;
-  const params = (body as { params?: unknown }).params;
-  return typeof params === "object" && params !== null
-    ? (params as { _meta?: unknown })._meta
-    : undefined;
 }
 
 /**
