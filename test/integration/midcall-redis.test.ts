@@ -110,6 +110,13 @@ describe.skipIf(!ready && !REQUIRED)("mid-call questions answered through anothe
         expect(text(result)).toContain(answer);
         expect(asked.map((a) => a.method)).toEqual([method]);
         // The question went out on one replica, its answer (2025) or retry (2026) reached the other.
+        // A 2025 client's answer POST is recorded when its 202 arrives, which can be after the
+        // call's result: the replica answers once the answer was forwarded through Redis.
+        await eventually(
+          () => hops(era, lb.served).answered !== undefined,
+          5_000,
+          "the answer's POST",
+        );
         const { asked: on, answered } = hops(era, lb.served);
         expect(on).toBeDefined();
         expect(answered).toBeDefined();
