@@ -10,16 +10,20 @@
  * interleaved, two runs), as full GCs came that much more often; V8's own growth reached
  * 170–210 MB.
  *
- * Left out on purpose: keeping the young generation at 1 MB (`--semi-space-growth-factor=1`)
- * saves ~20 MB more idle and reaches ~113 MB after load, but costs ~0.7 ms of CPU per call
- * (~30 %), as more of each call's garbage is promoted and collected with the old generation
- * (capping it at 4 MB cost ~15 %; the cap is read once, at start-up, so only node's command line
- * sets it). The young generation is given back when mcpx is idle instead (`IdleTrim`), and a
- * second flag makes the next burst grow it back in one step.
- * A user who prefers memory can keep it small with `NODE_OPTIONS=--max-semi-space-size=1` (node
- * refuses most V8 flags in NODE_OPTIONS, this one included among the few it accepts). A user's own
- * choice wins: nothing is set when node's command line already names the setting
- * (`node --heap-growing-percent=0 …/mcpx.cjs`).
+ * The young generation: V8 grows it under load to 32 MB (two semi-spaces of 16 MB) and keeps it,
+ * which was most of what RSS gained after load (~125 MB after 5,000 calls from 32 HTTP clients).
+ * Capped at 16 MB (`YoungCap`), RSS after that load was ~109–111 MB against ~123–124 MB, for
+ * ~3–9 % fewer calls/s (interleaved, three runs). Smaller costs more: 8 MB ~15 %, 1 MB
+ * (`--semi-space-growth-factor=1` throughout) ~30 % of CPU per call, as more of each call's garbage
+ * is promoted and collected with the old generation. V8 reads its largest size only at start-up
+ * (`--max-semi-space-size`, which only node's command line sets), so the cap is kept from inside:
+ * after each GC, the growth factor is 1 once the young generation reached the cap, and 8 below it,
+ * so that after an idle trim (`IdleTrim`) the next burst grows it back to the cap in one step,
+ * not by doubling over thousands of calls that each cost more meanwhile.
+ * A user who prefers memory can keep it smaller still with `NODE_OPTIONS=--max-semi-space-size=1`
+ * (node refuses most V8 flags in NODE_OPTIONS, this one included among the few it accepts). A
+ * user's own choice wins: nothing is set when node's command line already names the setting
+ * (`node --heap-growing-percent=0 …/mcpx.cjs`), and no cap is kept when it names a semi-space one.
  *
  * V8 optimizes a function once it has run through a budget of bytecode (`--interrupt-budget`,
  * 66 KB by default): the few functions each call runs reach it only after ~2,000 calls, while a
@@ -28,17 +32,24 @@
  * 400 calls after 50 warm-up ones fell by ~35 % (0.66 → 0.44 ms, one run, interleaved), and by
  * ~10 % after thousands; CPU per call under 32 HTTP clients went down 4 %, RSS the same.
  */
-import { setFlagsFromString } from "node:v8";
+import { PerformanceObserver } from "node:perf_hooks";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { Clock } from "./clock.js";
+
+/** The young generation's largest size under load, both semi-spaces (V8's own: 32 MB). */
+export const YOUNG_CAP_BYTES = 16 * 1024 * 1024;
+/** From the smallest young generation after a trim (2 MB) to the cap in one step. */
+const YOUNG_GROWTH = 8;
+/** A user's own semi-space setting: then neither the growth factor nor the cap is set. */
+const SEMI_SPACE = ["semi-space", "semi_space"];
 
 /** The flags, with the settings they replace when the user gave none. */
 export const V8_FLAGS: readonly { flag: string; unless: readonly string[] }[] = [
   { flag: "--heap-growing-percent=50", unless: ["heap-growing", "heap_growing"] },
-  // After the idle trim (IdleTrim below) the young generation is 1 MB: the first time a burst
-  // fills it, it grows straight back to its maximum, not by doubling over thousands of calls
-  // that each cost more meanwhile.
-  { flag: "--semi-space-growth-factor=16", unless: ["semi-space-growth", "semi_space_growth"] },
+  // After the idle trim (IdleTrim below) the young generation is 1–2 MB: the first time a burst
+  // fills it, it grows straight to the cap (YoungCap below), not by doubling.
+  { flag: `--semi-space-growth-factor=${YOUNG_GROWTH}`, unless: SEMI_SPACE },
   // Hot code optimized within a session's first calls, not after thousands (see above).
   { flag: "--interrupt-budget=4096", unless: ["interrupt-budget", "interrupt_budget"] },
 ];
@@ -48,7 +59,7 @@ export function tuneHeap(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? "",
 ): string[] {
-  const given = [...execArgv, nodeOptions].join(" ");
+  const given = nodeSettings(execArgv, nodeOptions);
   const applied: string[] = [];
   for (const { flag, unless } of V8_FLAGS) {
     if (unless.some((u) => given.includes(u))) continue;
@@ -58,10 +69,72 @@ export function tuneHeap(
   return applied;
 }
 
-/** Heap settings for a proxy that serves: {@link tuneHeap}, and the {@link IdleTrim}. */
+function nodeSettings(execArgv: readonly string[], nodeOptions: string): string {
+  return [...execArgv, nodeOptions].join(" ");
+}
+
+/**
+ * Heap settings for a proxy that serves: {@link tuneHeap}, the {@link YoungCap} unless the user
+ * set the young generation's size, and the {@link IdleTrim}.
+ */
 export function tuneForServing(clock: Clock): IdleTrim {
   tuneHeap();
+  const given = nodeSettings(process.execArgv, process.env.NODE_OPTIONS ?? "");
+  if (!SEMI_SPACE.some((s) => given.includes(s))) YoungCap.observe();
   return new IdleTrim({ clock });
+}
+
+export interface YoungCapOptions {
+  /** The young generation's size now, in bytes (default V8's new space). */
+  size?: () => number;
+  /** Sets a V8 flag (default `v8.setFlagsFromString`). */
+  setFlag?: (flag: string) => void;
+  cap?: number;
+}
+
+/**
+ * Keeps V8's young generation at {@link YOUNG_CAP_BYTES} at most: {@link check} after each GC
+ * stops its growth once it reached the cap (growth factor 1), and lets it grow again, in one step,
+ * once V8 or the idle trim shrank it. One flag set per change, none in between.
+ */
+export class YoungCap {
+  private readonly size: () => number;
+  private readonly setFlag: (flag: string) => void;
+  private readonly cap: number;
+  private capped = false;
+
+  constructor(options: YoungCapOptions = {}) {
+    this.size = options.size ?? newSpaceBytes;
+    this.setFlag = options.setFlag ?? setFlagsFromString;
+    this.cap = options.cap ?? YOUNG_CAP_BYTES;
+  }
+
+  /** Whether the young generation is held at its size now. */
+  get holding(): boolean {
+    return this.capped;
+  }
+
+  check(): void {
+    const atCap = this.size() >= this.cap;
+    if (atCap === this.capped) return;
+    this.capped = atCap;
+    this.setFlag(`--semi-space-growth-factor=${atCap ? 1 : YOUNG_GROWTH}`);
+  }
+
+  /** A cap checked after every GC of this process, for as long as it runs. */
+  static observe(options: YoungCapOptions = {}): { cap: YoungCap; stop(): void } {
+    const cap = new YoungCap(options);
+    cap.check();
+    const observer = new PerformanceObserver(() => cap.check());
+    observer.observe({ entryTypes: ["gc"] });
+    return { cap, stop: () => observer.disconnect() };
+  }
+}
+
+function newSpaceBytes(): number {
+  for (const space of getHeapSpaceStatistics())
+    if (space.space_name === "new_space") return space.space_size;
+  return 0;
 }
 
 /** How often the idle trim looks at the event loop. */

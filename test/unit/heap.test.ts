@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { IDLE_CHECK_MS, IdleTrim, QUIET_LOOKS } from "../../src/heap.js";
+import { IDLE_CHECK_MS, IdleTrim, QUIET_LOOKS, YOUNG_CAP_BYTES, YoungCap } from "../../src/heap.js";
 import { FakeClock } from "../helpers/clock.js";
 import { ROOT } from "../helpers/proxy.js";
 
@@ -52,7 +52,7 @@ describe("tuneHeap", () => {
     const defaults = run([], false);
     expect(tuned.applied).toEqual([
       "--heap-growing-percent=50",
-      "--semi-space-growth-factor=16",
+      "--semi-space-growth-factor=8",
       "--interrupt-budget=4096",
     ]);
     expect(defaults.applied).toEqual([]);
@@ -62,7 +62,10 @@ describe("tuneHeap", () => {
 
   it("leaves a setting the user gave on node's command line alone", () => {
     const mine = run(["--heap-growing-percent=50"], true, 0);
-    expect(mine.applied).toEqual(["--semi-space-growth-factor=16", "--interrupt-budget=4096"]);
+    expect(mine.applied).toEqual(["--semi-space-growth-factor=8", "--interrupt-budget=4096"]);
+    // Any semi-space setting of the user's: the young generation is theirs.
+    const young = run(["--max-semi-space-size=4"], true, 0);
+    expect(young.applied).toEqual(["--heap-growing-percent=50", "--interrupt-budget=4096"]);
     const all = run(
       ["--heap-growing-percent=50", "--semi-space-growth-factor=2", "--interrupt-budget=9000"],
       true,
@@ -102,20 +105,24 @@ describe("the interrupt budget", () => {
   });
 });
 
-/** The young generation's sizes (MB) seen while a churn keeps a few thousand objects alive. */
+/**
+ * The young generation's sizes (MB) seen while a churn keeps a few thousand objects alive, in
+ * slices between which the event loop turns (as a server's calls do, for the cap's GC observer).
+ */
 function youngSizes(tune: boolean): number[] {
   const script = `
     import { getHeapSpaceStatistics } from "node:v8";
-    const { tuneHeap } = await import(${JSON.stringify(HEAP)});
-    if (${tune}) tuneHeap();
+    const { tuneHeap, YoungCap } = await import(${JSON.stringify(HEAP)});
+    if (${tune}) { tuneHeap(); YoungCap.observe(); }
     const size = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
     const seen = new Set([size()]);
     let live = [];
-    for (let i = 0; i < 400000; i++) {
+    for (let i = 0; i < 2000000; i++) {
       live.push({ i, s: "x" + i });
       if (live.length > 3000) live = live.slice(1500);
-      if (i % 5000 === 0) seen.add(size());
+      if (i % 5000 === 0) { seen.add(size()); await new Promise((r) => setImmediate(r)); }
     }
+    seen.add(size());
     process.stdout.write(JSON.stringify([...seen].map((b) => b / 1048576)));
   `;
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
@@ -125,16 +132,40 @@ function youngSizes(tune: boolean): number[] {
   return JSON.parse(out) as number[];
 }
 
-describe("the young generation after a trim", () => {
-  it("grows from its smallest straight to its largest, where V8 doubles it step by step", () => {
+describe("the young generation under load", () => {
+  it("grows straight to the cap and stays there, where V8 doubles it to 32 MB", () => {
     const tuned = youngSizes(true);
     const defaults = youngSizes(false);
-    // Measured: [1, 2, 32] against [1, 2, 4, 8, 16] (MB), still doubling when the churn ends.
-    const max = Math.max(...tuned);
-    expect(max).toBeGreaterThanOrEqual(Math.max(...defaults));
-    const between = (sizes: number[]) => sizes.filter((mb) => mb > 2 && mb < max);
+    // Measured: [1, 2, 16] against [1, 2, 4, 8, 16, 32] (MB).
+    const cap = YOUNG_CAP_BYTES / 1048576;
+    expect(Math.max(...tuned)).toBe(cap);
+    expect(Math.max(...defaults)).toBeGreaterThan(cap);
+    const between = (sizes: number[]) => sizes.filter((mb) => mb > 2 && mb < cap);
     expect(between(tuned)).toEqual([]);
     expect(between(defaults).length).toBeGreaterThan(0);
+  });
+});
+
+describe("YoungCap", () => {
+  it("stops the growth at the cap and lets it grow again once the young generation shrank", () => {
+    const MB = 1048576;
+    let size = 2 * MB;
+    const flags: string[] = [];
+    const cap = new YoungCap({ size: () => size, setFlag: (f) => flags.push(f), cap: 16 * MB });
+    cap.check();
+    expect(flags).toEqual([]); // below the cap from the start: V8's growth as tuneHeap set it
+    size = 16 * MB;
+    cap.check();
+    cap.check();
+    expect(cap.holding).toBe(true);
+    expect(flags).toEqual(["--semi-space-growth-factor=1"]);
+    size = 1 * MB; // an idle trim's GC gave it back
+    cap.check();
+    expect(cap.holding).toBe(false);
+    expect(flags).toEqual(["--semi-space-growth-factor=1", "--semi-space-growth-factor=8"]);
+    size = 32 * MB; // grown past the cap before the cap was kept (start-up): held where it is
+    cap.check();
+    expect(flags.at(-1)).toBe("--semi-space-growth-factor=1");
   });
 });
 
