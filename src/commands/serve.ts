@@ -283,9 +283,15 @@ async function startHttp(
     host: cli.host,
     port,
     allowedHosts: cli.allowedHosts,
-    mount: (app, ctx, auth) => {
-      telemetry?.mount(app, auth.tokens);
-      return mountDashboard(app, ctx, auth);
+    mount: (ctx, auth) => {
+      const dashboard = mountDashboard(ctx, auth);
+      return {
+        routes: async (app) => {
+          telemetry?.mount(app, auth.tokens);
+          await dashboard.routes(app);
+        },
+        close: () => dashboard.close(),
+      };
     },
   });
   if (http.portChanged) {

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 import ipaddr from "ipaddr.js";
-import express, { type Request, type RequestHandler, type Response } from "express";
+import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
 import type { ProxyContext } from "../server/context.js";
 import type { Authenticator } from "../auth/authenticator.js";
@@ -248,27 +248,4 @@ function escapeHtml(text: string): string {
     /[&<>"']/g,
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
   );
-}
-
-/**
- * The first handlers of a dashboard POST that changes something: JSON only (415 otherwise; no
- * other site's form can post it), signed in before the body is read (the viewer in
- * `res.locals.viewer`), then the body parsed (4 KB at most).
- */
-export function signedInJson(
-  viewerOf: (req: Request, res: Response) => Promise<Viewer | undefined>,
-): RequestHandler[] {
-  return [
-    async (req, res, next) => {
-      if (!req.is("application/json")) {
-        res.status(415).json({ error: "Send JSON: Content-Type: application/json." });
-        return;
-      }
-      const viewer = await viewerOf(req, res);
-      if (!viewer) return;
-      res.locals.viewer = viewer;
-      next();
-    },
-    express.json({ limit: "4kb" }),
-  ];
 }

@@ -7,14 +7,14 @@
  * store's watcher reconnects the server: its tools reach clients through list_changed. Only the
  * dashboard's signed-in viewer, for a server its profile sees; JSON only, after the Origin check.
  */
-import type { Request, RequestHandler, Response } from "express";
+import express, { type Request, type RequestHandler, type Response } from "express";
 import { errorMessage, signInCommandOf } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Registry } from "../registry/registry.js";
 import type { CatalogView } from "../registry/view.js";
 import { signIn } from "../upstream/oauth/login.js";
 import { scopeUnion } from "../upstream/oauth/step-up.js";
-import { signedInJson, type Viewer } from "./auth.js";
+import type { Viewer } from "./auth.js";
 
 /** What starting a sign-in answers: where to send the browser, or why not. */
 export type SignInStart = { url: string } | { status: 400 | 404 | 409 | 503; error: string };
@@ -109,5 +109,28 @@ export function signInRoute(
         },
       );
     },
+  ];
+}
+
+/**
+ * The first handlers of a dashboard POST that changes something: JSON only (415 otherwise; no
+ * other site's form can post it), signed in before the body is read (the viewer in
+ * `res.locals.viewer`), then the body parsed (4 KB at most).
+ */
+export function signedInJson(
+  viewerOf: (req: Request, res: Response) => Promise<Viewer | undefined>,
+): RequestHandler[] {
+  return [
+    async (req, res, next) => {
+      if (!req.is("application/json")) {
+        res.status(415).json({ error: "Send JSON: Content-Type: application/json." });
+        return;
+      }
+      const viewer = await viewerOf(req, res);
+      if (!viewer) return;
+      res.locals.viewer = viewer;
+      next();
+    },
+    express.json({ limit: "4kb" }),
   ];
 }

@@ -1,14 +1,17 @@
 /**
- * The front of the HTTP server: a 2025-era session's single request to `/mcp` (a `tools/call`,
- * most often), when nothing about it needs the Express app, is read and served without it
- * (Express's routing, its request and response decoration and body-parser were about a tenth of
- * mcpx's CPU per call). Everything else goes to the app untouched, as it arrives.
+ * The front of the HTTP server: a 2025-era session's requests to `/mcp` (its `initialize`, a
+ * `tools/call` most often, its notifications and answers, its GET stream and its DELETE), when
+ * nothing about them needs the Express app, are read and served without it (Express's routing,
+ * its request and response decoration and body-parser were about a tenth of mcpx's CPU per call,
+ * and loading Express ~4 MB of RSS: the app is built only for what comes to it, http.ts).
+ * Everything else goes to the app untouched, as it arrives.
  *
  * Only a request the app would pass through the same checks with no other outcome is taken: no
- * `auth` configured, no Origin, a Host the app allows, a UTF-8 JSON body of a declared length
- * within the limit, uncompressed. Its body is then read and checked here as body-parser and the
- * app's error route would (depth first, then JSON), with the same answers. A body that is good
- * JSON but not one the direct path serves (http-direct.ts) goes on to the app already parsed:
+ * `auth` configured, no Origin, a Host the app allows; a POST with a UTF-8 JSON body of a
+ * declared length within the limit, uncompressed; a GET or DELETE of a session, without a body.
+ * A body is then read and checked here as body-parser and the app's error route would (depth
+ * first, then JSON), with the same answers. A request that is not one the direct path serves
+ * (http-direct.ts, http-direct-session.ts) goes on to the app, its body already parsed:
  * body-parser leaves a request whose body was read as it is.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
@@ -67,6 +70,10 @@ export function fastFront(
       app(req, res);
       return;
     }
+    if (length === 0) {
+      void serve(ctx, legacy, app, req, res, undefined);
+      return;
+    }
     readBody(req, length).then(
       (body) => serve(ctx, legacy, app, req, res, body),
       () => {
@@ -78,16 +85,29 @@ export function fastFront(
   };
 }
 
-/** The declared body length of a request the front may take, or undefined. */
+/**
+ * The declared body length of a request the front may take (0: a GET or DELETE of a session,
+ * which has none), or undefined.
+ */
 function fastLength(
   ctx: ProxyContext,
   hosts: { allowed: string | undefined; check: string[] },
   req: IncomingMessage,
 ): number | undefined {
-  if (req.method !== "POST" || req.url !== "/mcp" || ctx.config.auth !== undefined) return;
+  if (req.url !== "/mcp" || ctx.config.auth !== undefined) return;
   const h = req.headers;
-  if (h.origin !== undefined || typeof h["mcp-session-id"] !== "string") return;
-  if (h["transfer-encoding"] !== undefined) return;
+  if (h.origin !== undefined || h["transfer-encoding"] !== undefined) return;
+  const length = req.method === "POST" ? postLength(h) : sessionRequest(req) ? 0 : undefined;
+  if (length === undefined) return;
+  if (h.host === undefined || h.host !== hosts.allowed) {
+    if (!validateHostHeader(h.host, hosts.check).ok) return;
+    hosts.allowed = h.host;
+  }
+  return length;
+}
+
+/** A POST's JSON body length, when the front may read it. */
+function postLength(h: IncomingMessage["headers"]): number | undefined {
   const encoding = h["content-encoding"];
   if (encoding !== undefined && encoding.toLowerCase() !== "identity") return;
   const type = h["content-type"];
@@ -98,11 +118,17 @@ function fastLength(
   if (declared === undefined || !/^\d{1,9}$/.test(declared)) return;
   const length = Number(declared);
   if (length === 0 || length > LIMITS.httpBodyBytes) return;
-  if (h.host === undefined || h.host !== hosts.allowed) {
-    if (!validateHostHeader(h.host, hosts.check).ok) return;
-    hosts.allowed = h.host;
-  }
   return length;
+}
+
+/** A session's GET (its stream) or DELETE, with no body. */
+function sessionRequest(req: IncomingMessage): boolean {
+  const h = req.headers;
+  return (
+    (req.method === "GET" || req.method === "DELETE") &&
+    typeof h["mcp-session-id"] === "string" &&
+    (h["content-length"] === undefined || h["content-length"] === "0")
+  );
 }
 
 /** The body, once `length` bytes arrived and the request ended. */
@@ -129,20 +155,23 @@ async function serve(
   app: RequestListener,
   req: IncomingMessage,
   res: ServerResponse,
-  raw: Buffer,
+  raw: Buffer | undefined,
 ): Promise<void> {
-  // body-parser: the verify step (depth) sees the raw body first, then JSON.parse (strict: an
-  // object or array), the text decoded as UTF-8 without a byte-order mark.
-  if (textNestsDeeper(raw, LIMITS.messageDepth)) {
-    jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE);
-    return;
+  let body: unknown;
+  if (raw !== undefined) {
+    // body-parser: the verify step (depth) sees the raw body first, then JSON.parse (strict: an
+    // object or array), the text decoded as UTF-8 without a byte-order mark.
+    if (textNestsDeeper(raw, LIMITS.messageDepth)) {
+      jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE);
+      return;
+    }
+    body = parseStrict(raw.toString("utf8"));
+    if (body === undefined) {
+      jsonRpcError(res, 400, -32700, PARSE_ERROR_MESSAGE);
+      return;
+    }
+    (req as IncomingMessage & { body?: unknown }).body = body;
   }
-  const body = parseStrict(raw.toString("utf8"));
-  if (body === undefined) {
-    jsonRpcError(res, 400, -32700, PARSE_ERROR_MESSAGE);
-    return;
-  }
-  (req as IncomingMessage & { body?: unknown }).body = body;
   try {
     const caller = cleanCaller(headerText(req.headers["x-mcpx-caller"]));
     if (await legacy.direct(req, res, body, authInfoFor(caller, false))) return;

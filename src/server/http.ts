@@ -5,31 +5,18 @@
  */
 import { createServer, type RequestListener, type Server as NodeServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { AuthInfo } from "@modelcontextprotocol/server";
-import express, { type NextFunction, type Request, type Response } from "express";
+import type { Express } from "express";
 import getPort from "get-port";
 import { settledWithin } from "../clock.js";
-import { healthReport } from "../health/status.js";
-import { textNestsDeeper } from "../json.js";
-import { LIMITS, megabytes } from "../limits.js";
+import { errorMessage } from "../errors.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
-import { fastFront, hostValidation, PARSE_ERROR_MESSAGE, TOO_DEEP_MESSAGE } from "./http-fast.js";
+import { fastFront } from "./http-fast.js";
 import { LegacyEndpoint } from "./http-legacy.js";
 import { ModernEndpoint } from "./http-modern.js";
-import { mcpRoute } from "./http-route.js";
-import {
-  allowedHostnames,
-  bearerToken,
-  jsonRpcError,
-  originValidation,
-  retryAfterSeconds,
-} from "../auth/http-security.js";
-import { Authenticator, type AuthCheck } from "../auth/authenticator.js";
+import { allowedHostnames, jsonRpcError } from "../auth/http-security.js";
+import { Authenticator } from "../auth/authenticator.js";
 import type { VerifierOptions } from "../auth/oauth.js";
-import { challenge, RESOURCE_METADATA_PATHS, resourceMetadata } from "../auth/resource-metadata.js";
-import type { AuthConfig } from "../config/types.js";
-import { authInfoFor, cleanCaller } from "./mcp-server.js";
 import { sessionKey } from "./session-token.js";
 
 export interface HttpOptions {
@@ -63,12 +50,14 @@ export interface HttpOptions {
   mount?: HttpMount;
 }
 
-/** Mounts routes on the app; closed with the server. */
-export type HttpMount = (
-  app: express.Express,
-  ctx: ProxyContext,
-  auth: { tokens: Authenticator },
-) => { close(): void };
+/** Routes beside /mcp: prepared as the server starts, closed with it. */
+export type HttpMount = (ctx: ProxyContext, auth: { tokens: Authenticator }) => MountedRoutes;
+
+export interface MountedRoutes {
+  /** Adds the routes to the app, when the app is built (the first request that needs it). */
+  routes(app: Express): Promise<void>;
+  close(): void;
+}
 
 /** What one HTTP server holds open and how long a client may take to send a request. */
 export interface ConnectionLimits {
@@ -115,9 +104,6 @@ const MAX_KEPT_SERVERS = 512;
 
 export { allowedHostnames, exposure, isLoopback } from "../auth/http-security.js";
 
-/** The HTTP routes: `/mcp`, and `/mcp/<caller>` to name the caller in the URL. */
-const ROUTES = ["/mcp", "/mcp/:caller"];
-
 /**
  * Serve streamable HTTP at /mcp. 2026-07-28 requests are stateless; 2025 ones have sessions
  * (POST, GET for the server-to-client stream, DELETE) that any replica with the same config
@@ -147,35 +133,25 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     now: options.now ?? Date.now,
     ...(options.headersHoldMs !== undefined && { headersHoldMs: options.headersHoldMs }),
   });
-  const app = express();
-  app.disable("x-powered-by");
   const allowed = allowedHostnames(options.host, options.allowedHosts);
-  // DNS-rebinding protection: a page on another site must not reach the proxy by a name of its own.
-  const hostValid = hostValidation(allowed);
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    if (hostValid(req, res)) next();
-  });
-  app.use(originValidation(allowed));
-  app.get("/healthz", healthz(ctx, tokens));
-  // RFC 9728: where OAuth clients learn which authorization server issues tokens for /mcp.
-  app.get(RESOURCE_METADATA_PATHS, (_req: Request, res: Response) => {
-    const oauth = ctx.config.auth?.oauth;
-    if (oauth) res.json(resourceMetadata(oauth));
-    else res.status(404).json({ error: 'This mcpx accepts no OAuth tokens (no "auth.oauth").' });
-  });
-  // MCP first: its requests never walk through the dashboard's routes. The token is checked
-  // before a byte of the body is read: an unauthenticated request costs no parsing.
-  app.all(ROUTES, authenticate(ctx, tokens), parseBody(), mcpRoute(ctx, { modern, legacy }));
-  // The web dashboard: `/`, `/assets/*`, `/api/*` (src/dashboard/), same checks as /mcp above.
-  const dashboard = options.mount?.(app, ctx, { tokens }) ?? { close: () => undefined };
-  app.use(errorRoute(ctx));
+  // The routes beside /mcp are prepared now (the dashboard records from the start); Express and
+  // the routes load with the first request the front leaves to the app (http-app.ts).
+  const mounted: MountedRoutes = options.mount?.(ctx, { tokens }) ?? {
+    routes: () => Promise.resolve(),
+    close: () => undefined,
+  };
+  const app = lazyApp(ctx, () =>
+    import("./http-app.js").then(({ buildApp }) =>
+      buildApp(ctx, { allowed, tokens, modern, legacy, routes: (a) => mounted.routes(a) }),
+    ),
+  );
 
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
   // A session's plain request to /mcp is served in front of the app (http-fast.ts).
   const front = fastFront(ctx, allowed, legacy, app);
   const { server, port, portChanged } = await listen(front, options, limits).catch(
     (err: unknown) => {
-      dashboard.close();
+      mounted.close();
       throw err;
     },
   );
@@ -191,7 +167,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       // Stop accepting first, then end every stream: 2026-07-28 listeners get the graceful
       // end of their subscription. Connections that do not finish soon are cut.
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      dashboard.close();
+      mounted.close();
       legacy.close();
       await modern.close();
       await settledWithin(closing, CLOSE_GRACE_MS);
@@ -202,197 +178,29 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
 }
 
 /**
- * GET /healthz: 200 whenever mcpx serves; the body says how each upstream is doing. With auth
- * configured, the per-server detail (names, errors) is for token holders only, and only for the
- * servers of their profile; a load balancer's unauthenticated probe gets the overall status.
+ * The app's listener, built by `build` with the first request that reaches it; a request meanwhile
+ * waits for it. A build that failed gets a 500 and is tried again with the next request.
  */
-function healthz(ctx: ProxyContext, tokens: Authenticator) {
-  return async (req: Request, res: Response) => {
-    const report = healthReport(ctx.registry, ctx.shared?.status());
-    const auth = ctx.config.auth;
-    if (auth) {
-      const token = bearerToken(req);
-      // A throttled address is not told whether its token is good (the detail would say).
-      const check =
-        token === undefined ? undefined : await tokens.check(auth, token, peer(req), known(ctx));
-      const caller = check && "caller" in check ? check.caller : undefined;
-      if (caller === undefined) {
-        res.json({ status: report.status });
-        return;
-      }
-      const visible = new Set(
-        ctx.views
-          .forCaller(caller)
-          .servers()
-          .map((s) => s.name),
-      );
-      report.servers = Object.fromEntries(
-        Object.entries(report.servers).filter(([n]) => visible.has(n)),
-      );
-    }
-    res.json(report);
-  };
-}
-
-/**
- * Authenticate a request and name its caller in `req.auth` (the SDK hands it to request
- * handlers as `authInfo`), before its body is read; a refusal (401, or 429 while the address is
- * throttled) closes the connection, so an unread body is never drained. Read per request: a
- * reload that adds, changes or removes tokens applies at once.
- */
-function authenticate(ctx: ProxyContext, tokens: Authenticator) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const auth = ctx.config.auth;
-    const done = (caller: string | undefined) => {
-      const fromPath = req.params.caller;
-      caller ??=
-        cleanCaller(typeof fromPath === "string" ? fromPath : undefined) ??
-        cleanCaller(req.header("x-mcpx-caller"));
-      (req as Request & { auth?: AuthInfo }).auth = authInfoFor(caller, auth !== undefined);
-      next();
-    };
-    if (!auth) return done(undefined);
-    const token = bearerToken(req);
-    const checking: Promise<AuthCheck> =
-      token === undefined
-        ? Promise.resolve({ invalid: true })
-        : tokens.check(auth, token, peer(req), known(ctx));
-    checking.then(
-      (check) => {
-        if ("caller" in check) done(check.caller);
-        else refuse(res, auth, check, token !== undefined);
-      },
-      (err: unknown) => next(err),
-    );
-  };
-}
-
-/** Whether `callers` names a caller (an OAuth token's array claim picks the first it names). */
-function known(ctx: ProxyContext) {
-  return (caller: string) => Object.hasOwn(ctx.config.callers, caller);
-}
-
-/**
- * Answer a request whose token was not accepted; the connection is closed, so an unread body
- * is never drained. 401 (no or a bad token), 403 (an OAuth token without the scopes), 429
- * (throttled), 503 (the authorization server cannot be reached to check an OAuth token).
- */
-function refuse(
-  res: Response,
-  auth: AuthConfig,
-  check: Exclude<AuthCheck, { caller: string }>,
-  hadToken: boolean,
-): void {
-  res.setHeader("Connection", "close");
-  if ("retryAfterMs" in check) {
-    const seconds = retryAfterSeconds(check.retryAfterMs);
-    res.setHeader("Retry-After", String(seconds));
-    jsonRpcError(
-      res,
-      429,
-      -32000,
-      `Too many wrong bearer tokens from this address: retry after ${seconds} s with a valid token.`,
-    );
-  } else if ("insufficientScope" in check) {
-    res.setHeader(
-      "WWW-Authenticate",
-      challenge(auth, { error: "insufficient_scope", scope: check.insufficientScope }),
-    );
-    jsonRpcError(
-      res,
-      403,
-      -32000,
-      `Forbidden: the access token lacks a required scope. Ask the authorization server for a token with scope "${check.insufficientScope}".`,
-    );
-  } else if ("unavailable" in check) {
-    res.setHeader("Retry-After", "5");
-    jsonRpcError(res, 503, -32000, `Service unavailable: ${check.unavailable}. Retry later.`);
-  } else {
-    res.setHeader(
-      "WWW-Authenticate",
-      challenge(auth, hadToken ? { error: "invalid_token", description: check.reason } : {}),
-    );
-    jsonRpcError(
-      res,
-      401,
-      -32000,
-      hadToken
-        ? `Unauthorized: the bearer token is not valid${check.reason ? `: ${check.reason}` : ""}.`
-        : auth.oauth
-          ? "Unauthorized: send Authorization: Bearer <token>, an access token from the authorization server named in the resource metadata (WWW-Authenticate resource_metadata)."
-          : "Unauthorized: send Authorization: Bearer <token>.",
-    );
-  }
-}
-
-/** The remote address of a request's connection (what throttling counts by). */
-export function peer(req: Request): string | undefined {
-  return req.socket.remoteAddress;
-}
-
-/**
- * The body parser of /mcp, after authentication. Tool arguments can carry whole files
- * (filesystem write_file): more than express's 100 kB. A body nested deeper than any MCP
- * message needs is refused from its bytes, before JSON.parse or anything walks it: the SDK's
- * validation recurses, and a few thousand levels would overflow its stack.
- */
-function parseBody() {
-  return express.json({
-    limit: LIMITS.httpBodyBytes,
-    verify: (_req, _res, body) => {
-      if (textNestsDeeper(body, LIMITS.messageDepth))
-        throw Object.assign(new Error("body nested too deep"), {
-          status: 400,
-          type: TOO_DEEP,
-        });
-    },
-  });
-}
-
-const TOO_DEEP = "entity.too.deep";
-
-/**
- * Last: a body that is not JSON (or too large) gets a JSON-RPC error, not Express's HTML page,
- * and nothing of the body reaches a log (express's default handler prints it with console).
- */
-function errorRoute(ctx: ProxyContext) {
-  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const type = (err as { type?: unknown }).type;
-    if (res.headersSent) {
-      next(err);
+function lazyApp(ctx: ProxyContext, build: () => Promise<RequestListener>): RequestListener {
+  let listener: RequestListener | undefined;
+  let building: Promise<RequestListener> | undefined;
+  return (req, res) => {
+    if (listener) {
+      listener(req, res);
       return;
     }
-    if (type === TOO_DEEP) jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE);
-    else if (type === "entity.parse.failed") jsonRpcError(res, 400, -32700, PARSE_ERROR_MESSAGE);
-    else if (type === "entity.too.large")
-      jsonRpcError(
-        res,
-        413,
-        -32600,
-        `Request too large: the body may be at most ${megabytes(LIMITS.httpBodyBytes)}. Send large content as a file the upstream can read.`,
-      );
-    else if (type === "charset.unsupported" || type === "encoding.unsupported")
-      jsonRpcError(
-        res,
-        415,
-        -32600,
-        "Unsupported body encoding: send the JSON-RPC message as UTF-8 JSON (Content-Type: application/json), uncompressed or gzip, deflate or br.",
-      );
-    else if (clientError(err))
-      jsonRpcError(res, 400, -32600, "Bad request: the body could not be read.");
-    else {
-      ctx.logger.error(
-        `HTTP request failed: ${typeof type === "string" ? type : "unexpected error"}`,
-      );
-      jsonRpcError(res, 500, -32603, "Internal error");
-    }
+    (building ??= build()).then(
+      (built) => {
+        listener = built;
+        built(req, res);
+      },
+      (err: unknown) => {
+        building = undefined;
+        ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
+        if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
+      },
+    );
   };
-}
-
-/** An error the body parser raised for the request's fault (a 4xx it marks as such). */
-function clientError(err: unknown): boolean {
-  const status = (err as { status?: unknown }).status;
-  return typeof status === "number" && status >= 400 && status < 500;
 }
 
 /** Listen on the requested port; when it is taken, on a free one chosen by get-port. */

@@ -8,7 +8,7 @@
  * caller sees only the series of its profile's servers.
  */
 import { createServer, type Server } from "node:http";
-import express, { type Express, type Request, type Response } from "express";
+import type { Express, Request, Response } from "express";
 import { AuthThrottle, DEFAULT_THROTTLE } from "../auth/throttle.js";
 import { Authenticator } from "../auth/authenticator.js";
 import { DashboardAuth } from "../dashboard/auth.js";
@@ -64,6 +64,7 @@ export async function startTelemetry(
     metrics,
     mount,
     listen: async (port) => {
+      const { default: express } = await import("express");
       const app = express();
       app.disable("x-powered-by");
       mount(

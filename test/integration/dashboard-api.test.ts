@@ -251,6 +251,22 @@ describe("dashboard API without auth (this machine)", () => {
     expect(status.body.callers).toMatchObject([{ caller: "claude-code", calls: 3 }]);
   });
 
+  it("lists calls made before the dashboard was first opened, though its routes load only then", async () => {
+    const base = await start();
+    // A 2025-era session is served in front of the app (http-fast.ts): nothing has built it yet.
+    const client = newClient("legacy", "cursor");
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    clients.push(client);
+    await call(client, "alpha.echo", { message: "early" });
+    const calls = await getJson<{ recent: { caller: string; tool: string; outcome: string }[] }>(
+      `${base}/api/calls`,
+    );
+    expect(calls.status).toBe(200);
+    expect(calls.body.recent.map((c) => `${c.caller} ${c.tool} ${c.outcome}`)).toEqual([
+      "cursor echo ok",
+    ]);
+  });
+
   it("searches with describe's ranking and describes a tool exactly as describe does", async () => {
     const base = await start();
     const search = await getJson<{ hits: { server: string; tool: string }[] }>(

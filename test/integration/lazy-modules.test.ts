@@ -107,6 +107,8 @@ const INTERNALS = path.join(ROOT, "test/fixtures/preload/node-internals.mjs");
  * `node:crypto` as an ES module reads every export, `webcrypto` included.)
  */
 const NODE_LAZY = ["node:internal/webstreams/transformstream", "node:internal/worker"];
+/** Express: loaded with the first request the HTTP server's front leaves to its app. */
+const EXPRESS = /\/node_modules\/express\//;
 /** The SDK's web-standard adapter, and what loading it loads. */
 const WEB_ADAPTER = [/\/node_modules\/@modelcontextprotocol\/node\//, /\/node_modules\/hono\//];
 
@@ -241,10 +243,11 @@ describe.each([
     expect(modules.filter((m) => LAZY_IN_HTTP.some((re) => re.test(m)))).toEqual([]);
   });
 
-  it("HTTP: a 2025-era session (initialize, its stream, a call, DELETE) loads neither the SDK's web adapter nor node's fetch; a 2026-07-28 client loads both", async () => {
+  it("HTTP: a 2025-era session (initialize, its stream, a call, DELETE) loads neither Express, nor the SDK's web adapter, nor node's fetch; a 2026-07-28 client loads all three", async () => {
     const legacy = await httpSession(entry, "legacy");
     // The trace saw the session served: the direct path's modules were loaded.
-    expect(legacy.some((m) => /\/node_modules\/express\//.test(m))).toBe(true);
+    expect(legacy.some((m) => m.endsWith("/dist/server/http-direct-session.js"))).toBe(true);
+    expect(legacy.filter((m) => EXPRESS.test(m))).toEqual([]);
     expect(legacy.filter((m) => WEB_ADAPTER.some((re) => re.test(m)))).toEqual([]);
     expect(legacy).not.toContain(UNDICI);
     // Nor, in the bundle, web streams or worker threads (scripts/build-bin.mjs's LAZY_GLOBALS,
@@ -257,6 +260,7 @@ describe.each([
     // Both checks can fail: the 2026-07-28 era is served through the web-standard adapter.
     const modern = await httpSession(entry, "modern");
     expect(modern.filter((m) => WEB_ADAPTER.some((re) => re.test(m))).length).toBeGreaterThan(0);
+    expect(modern.some((m) => EXPRESS.test(m))).toBe(true);
     expect(modern).toContain(UNDICI);
   });
 });
