@@ -39,7 +39,7 @@ import type { Clock } from "./clock.js";
 
 /** The young generation's largest size under load, both semi-spaces (V8's own: 32 MB). */
 export const YOUNG_CAP_BYTES = 16 * 1024 * 1024;
-/** From the smallest young generation after a trim (2 MB) to the cap in one step. */
+/** From the smallest young generation after a trim (2 MB) to the cap in one step (YoungCap). */
 const YOUNG_GROWTH = 8;
 /** A user's own semi-space setting: then neither the growth factor nor the cap is set. */
 const SEMI_SPACE = ["semi-space", "semi_space"];
@@ -93,15 +93,20 @@ export interface YoungCapOptions {
 }
 
 /**
- * Keeps V8's young generation at {@link YOUNG_CAP_BYTES} at most: {@link check} after each GC
- * stops its growth once it reached the cap (growth factor 1), and lets it grow again, in one step,
- * once V8 or the idle trim shrank it. One flag set per change, none in between.
+ * Keeps V8's young generation at {@link YOUNG_CAP_BYTES} at most: {@link check}, after each GC,
+ * sets the growth factor that takes the young generation from its size now to the cap in one
+ * growth, not past it (1 once it is there), so that it grows again, in one step, once V8 or the
+ * idle trim shrank it. One flag set per change, none in between.
+ *
+ * V8's flags are the process's: while the main thread holds its young generation at the cap,
+ * the worker threads' (code mode's sandbox, `select`) cannot grow theirs either. Their work is
+ * short, and the sandbox's own heap is WebAssembly memory, outside V8's young generation.
  */
 export class YoungCap {
   private readonly size: () => number;
   private readonly setFlag: (flag: string) => void;
   private readonly cap: number;
-  private capped = false;
+  private current = YOUNG_GROWTH;
 
   constructor(options: YoungCapOptions = {}) {
     this.size = options.size ?? newSpaceBytes;
@@ -109,16 +114,18 @@ export class YoungCap {
     this.cap = options.cap ?? YOUNG_CAP_BYTES;
   }
 
-  /** Whether the young generation is held at its size now. */
-  get holding(): boolean {
-    return this.capped;
+  /** The growth factor set now (tuneHeap's to begin with). */
+  get factor(): number {
+    return this.current;
   }
 
   check(): void {
-    const atCap = this.size() >= this.cap;
-    if (atCap === this.capped) return;
-    this.capped = atCap;
-    this.setFlag(`--semi-space-growth-factor=${atCap ? 1 : YOUNG_GROWTH}`);
+    const size = this.size();
+    if (!(size > 0)) return;
+    const factor = Math.max(1, Math.floor(this.cap / size));
+    if (factor === this.current) return;
+    this.current = factor;
+    this.setFlag(`--semi-space-growth-factor=${factor}`);
   }
 
   /** A cap checked after every GC of this process, for as long as it runs. */

@@ -121,15 +121,21 @@ function postLength(h: IncomingMessage["headers"]): number | undefined {
   return length;
 }
 
-/** A session's GET (its stream) or DELETE, with no body. */
+/**
+ * A session's GET (its stream) or DELETE that says nothing of a body (body-parser looks at one
+ * of length 0: its type and encoding).
+ */
 function sessionRequest(req: IncomingMessage): boolean {
   const h = req.headers;
   return (
     (req.method === "GET" || req.method === "DELETE") &&
     typeof h["mcp-session-id"] === "string" &&
-    (h["content-length"] === undefined || h["content-length"] === "0")
+    h["content-length"] === undefined
   );
 }
+
+/** Requests the direct path declined here: the app's route does not ask it again. */
+export const declinedByFront = new WeakSet<IncomingMessage>();
 
 /** The body, once `length` bytes arrived and the request ended. */
 function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
@@ -175,6 +181,7 @@ async function serve(
   try {
     const caller = cleanCaller(headerText(req.headers["x-mcpx-caller"]));
     if (await legacy.direct(req, res, body, authInfoFor(caller, false))) return;
+    declinedByFront.add(req);
   } catch (err) {
     ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`);
     if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");

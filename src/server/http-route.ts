@@ -11,6 +11,7 @@ import { jsonRpcError } from "../auth/http-security.js";
 import { errorMessage } from "../errors.js";
 import { isRecord } from "../json.js";
 import type { ProxyContext } from "./context.js";
+import { declinedByFront } from "./http-fast.js";
 import type { LegacyEndpoint } from "./http-legacy.js";
 import { notForLegacySession } from "./http-messages.js";
 import type { ModernEndpoint } from "./http-modern.js";
@@ -56,7 +57,9 @@ export function mcpRoute(
     try {
       // A 2025-era session's exchanges, straight on node's response (http-direct*.ts).
       const auth = (req as Request & { auth?: AuthInfo }).auth;
-      if (await endpoints.legacy.direct(req, res, req.body, auth)) return;
+      // (Asked once: the front asked it already when it read the request, http-fast.ts.)
+      if (!declinedByFront.has(req) && (await endpoints.legacy.direct(req, res, req.body, auth)))
+        return;
       await (
         await adapter()
       )(req, res, req.body);

@@ -140,11 +140,13 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
     routes: () => Promise.resolve(),
     close: () => undefined,
   };
-  const app = lazyApp(ctx, () =>
-    import("./http-app.js").then(({ buildApp }) =>
-      buildApp(ctx, { allowed, tokens, modern, legacy, routes: (a) => mounted.routes(a) }),
-    ),
-  );
+  let closed = false;
+  const app = lazyApp(ctx, async () => {
+    const { buildApp } = await import("./http-app.js");
+    // Closed meanwhile: the mounted routes' state is gone; the connection is being cut anyway.
+    if (closed) throw new Error("the server is closing");
+    return buildApp(ctx, { allowed, tokens, modern, legacy, routes: (a) => mounted.routes(a) });
+  });
 
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
   // A session's plain request to /mcp is served in front of the app (http-fast.ts).
@@ -167,6 +169,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
       // Stop accepting first, then end every stream: 2026-07-28 listeners get the graceful
       // end of their subscription. Connections that do not finish soon are cut.
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
+      closed = true;
       mounted.close();
       legacy.close();
       await modern.close();

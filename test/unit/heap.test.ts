@@ -147,25 +147,30 @@ describe("the young generation under load", () => {
 });
 
 describe("YoungCap", () => {
-  it("stops the growth at the cap and lets it grow again once the young generation shrank", () => {
+  it("sets the growth that reaches the cap from the size now, and none past it", () => {
     const MB = 1048576;
     let size = 2 * MB;
     const flags: string[] = [];
     const cap = new YoungCap({ size: () => size, setFlag: (f) => flags.push(f), cap: 16 * MB });
     cap.check();
-    expect(flags).toEqual([]); // below the cap from the start: V8's growth as tuneHeap set it
+    expect(flags).toEqual([]); // 2 MB × tuneHeap's 8: the cap in one step, as set
     size = 16 * MB;
     cap.check();
     cap.check();
-    expect(cap.holding).toBe(true);
+    expect(cap.factor).toBe(1);
     expect(flags).toEqual(["--semi-space-growth-factor=1"]);
     size = 1 * MB; // an idle trim's GC gave it back
     cap.check();
-    expect(cap.holding).toBe(false);
-    expect(flags).toEqual(["--semi-space-growth-factor=1", "--semi-space-growth-factor=8"]);
+    expect(flags.at(-1)).toBe("--semi-space-growth-factor=16");
+    size = 3 * MB; // V8 shrank it to twice what lives: 3 × 5 = 15 MB, not 3 × 16
+    cap.check();
+    expect(flags.at(-1)).toBe("--semi-space-growth-factor=5");
     size = 32 * MB; // grown past the cap before the cap was kept (start-up): held where it is
     cap.check();
     expect(flags.at(-1)).toBe("--semi-space-growth-factor=1");
+    size = 0; // no new space reported: nothing changes
+    cap.check();
+    expect(flags).toHaveLength(4);
   });
 });
 

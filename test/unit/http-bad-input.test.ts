@@ -2,6 +2,7 @@
  * Bad input over raw HTTP, both eras: each gets the spec's error code and a clear message,
  * never a crash or a hang, and the endpoint keeps serving.
  */
+import { request } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Proxy } from "../../src/proxy.js";
@@ -345,6 +346,35 @@ describe("sessions", () => {
     const del = await fetch(http.url, { method: "DELETE", headers: { "mcp-session-id": sid } });
     expect(del.status).toBe(200);
     expect((await post(LIST, { "mcp-session-id": sid })).status).toBe(404);
+  });
+
+  it("a DELETE that declares an empty body in charset latin1: 415 from the app, the session kept", async () => {
+    const sid = await openSession();
+    // node's own client: fetch sends no Content-Length for an empty DELETE.
+    const url = new URL(http.url);
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "DELETE",
+          headers: {
+            "mcp-session-id": sid,
+            "content-length": "0",
+            "content-type": "application/json; charset=latin1",
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode));
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(415);
+    expect((await post(LIST, { "mcp-session-id": sid })).status).toBe(200);
   });
 
   it("two identical clients initializing at the same instant get two sessions", async () => {
