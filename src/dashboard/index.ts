@@ -5,6 +5,7 @@
  * who may look. Everything it shows comes from hooks the proxy already has (state.ts), bounded.
  */
 import type { ProxyContext } from "../server/context.js";
+import { lazyImport } from "../install.js";
 import type { MountedRoutes } from "../server/http.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { DashboardApi } from "./api.js";
@@ -62,7 +63,7 @@ export function mountDashboard(ctx: ProxyContext, options: DashboardOptions): Da
 
   return {
     routes: async (app) => {
-      const { dashboardRouter } = await import("./routes.js");
+      const { dashboardRouter } = await lazyImport(() => import("./routes.js"));
       app.use(dashboardRouter(parts));
     },
     get streams() {

@@ -9,6 +9,7 @@ import { isLegacyRequest, type AuthInfo } from "@modelcontextprotocol/server";
 import type { Request, Response } from "express";
 import { jsonRpcError } from "../auth/http-security.js";
 import { errorMessage } from "../errors.js";
+import { lazyImport } from "../install.js";
 import { isRecord } from "../json.js";
 import type { ProxyContext } from "./context.js";
 import { declinedByFront } from "./http-fast.js";
@@ -43,7 +44,7 @@ export function mcpRoute(
   // node's fetch implementation (~10 MB), which 2025-era sessions never need (http-direct*.ts).
   let node: Promise<ReturnType<typeof toNodeHandler>> | undefined;
   const adapter = () =>
-    (node ??= import("@modelcontextprotocol/node").then(
+    (node ??= lazyImport(() => import("@modelcontextprotocol/node")).then(
       ({ toNodeHandler }) =>
         toNodeHandler(router, {
           onerror: (err) => ctx.logger.error(`HTTP request failed: ${errorMessage(err)}`),

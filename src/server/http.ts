@@ -9,6 +9,7 @@ import type { Express } from "express";
 import getPort from "get-port";
 import { settledWithin } from "../clock.js";
 import { errorMessage } from "../errors.js";
+import { lazyImport } from "../install.js";
 import { AuthThrottle, DEFAULT_THROTTLE, type ThrottleLimits } from "../auth/throttle.js";
 import type { ProxyContext } from "./context.js";
 import { fastFront } from "./http-fast.js";
@@ -142,7 +143,7 @@ export async function serveHttp(ctx: ProxyContext, options: HttpOptions): Promis
   };
   let closed = false;
   const app = lazyApp(ctx, async () => {
-    const { buildApp } = await import("./http-app.js");
+    const { buildApp } = await lazyImport(() => import("./http-app.js"));
     // Closed meanwhile: the mounted routes' state is gone; the connection is being cut anyway.
     if (closed) throw new Error("the server is closing");
     return buildApp(ctx, { allowed, tokens, modern, legacy, routes: (a) => mounted.routes(a) });

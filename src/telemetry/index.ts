@@ -14,6 +14,7 @@ import { Authenticator } from "../auth/authenticator.js";
 import { DashboardAuth } from "../dashboard/auth.js";
 import { TokenEconomy } from "../dashboard/economy.js";
 import { errorMessage } from "../errors.js";
+import { lazyImport } from "../install.js";
 import type { ProxyContext } from "../server/context.js";
 import { ProxyMetrics } from "./metrics.js";
 import type { Tracing, TracingOptions } from "./tracing.js";
@@ -48,7 +49,7 @@ export async function startTelemetry(
     : undefined;
   let tracing: Tracing | undefined;
   if (options.tracing) {
-    const { createTracing } = await import("./tracing.js");
+    const { createTracing } = await lazyImport(() => import("./tracing.js"));
     tracing = createTracing(options.tracing);
     ctx.executor.tracer = tracing.tracer;
     ctx.logger.info(
@@ -64,7 +65,7 @@ export async function startTelemetry(
     metrics,
     mount,
     listen: async (port) => {
-      const { default: express } = await import("express");
+      const { default: express } = await lazyImport(() => import("express"));
       const app = express();
       app.disable("x-powered-by");
       mount(

@@ -6,7 +6,7 @@
  * are read back as the modules each holds (dist/bundle-inputs.json, scripts/build-bin.mjs).
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync, renameSync, symlinkSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -262,5 +262,61 @@ describe.each([
     expect(modern.filter((m) => WEB_ADAPTER.some((re) => re.test(m))).length).toBeGreaterThan(0);
     expect(modern.some((m) => EXPRESS.test(m))).toBe(true);
     expect(modern).toContain(UNDICI);
+  });
+});
+
+describe("mcpx upgraded under a running HTTP server", () => {
+  it("a request for the app, whose chunk is gone, gets 500 and a log line saying to restart; the next one, with the chunk back, is served", async () => {
+    // An installed mcpx of its own, whose files change under it.
+    const installed = tempDir("mcpx-installed-");
+    cpSync(path.join(ROOT, "dist"), path.join(installed, "dist"), { recursive: true });
+    cpSync(path.join(ROOT, "package.json"), path.join(installed, "package.json"));
+    symlinkSync(path.join(ROOT, "node_modules"), path.join(installed, "node_modules"));
+    const inputs = JSON.parse(
+      readFileSync(path.join(installed, "dist/bundle-inputs.json"), "utf8"),
+    ) as Record<string, string[]>;
+    const [chunk] = Object.entries(inputs).find(([, modules]) =>
+      modules.includes("dist/server/http-app.js"),
+    )!;
+    const file = path.join(installed, "dist/bundle", chunk);
+    const { config, env } = setup();
+    const child = spawn(
+      process.execPath,
+      [path.join(installed, "dist/mcpx.cjs"), config, "--port", "0"],
+      {
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    try {
+      await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
+      const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
+      // A 2025-era session is served in front of the app, which nothing has built yet.
+      const client = eraClient("legacy");
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      renameSync(file, `${file}.gone`);
+      const health = await fetch(new URL("/healthz", url));
+      expect(health.status).toBe(500);
+      await eventually(
+        () =>
+          stderr.includes("files changed on disk after it started") &&
+          stderr.includes("restart mcpx"),
+        10_000,
+        "the log line",
+      );
+      // The session does not need the app: it goes on.
+      const result = await client.callTool({
+        name: "call",
+        arguments: { method: "memory.read_graph", arguments: {} },
+      });
+      expect(text(result)).toContain("entities");
+      await client.close();
+      renameSync(`${file}.gone`, file);
+      expect((await fetch(new URL("/healthz", url))).status).toBe(200);
+    } finally {
+      await stop(child);
+    }
   });
 });
