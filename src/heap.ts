@@ -17,9 +17,9 @@
  * (`--semi-space-growth-factor=1` throughout) ~30 % of CPU per call, as more of each call's garbage
  * is promoted and collected with the old generation. V8 reads its largest size only at start-up
  * (`--max-semi-space-size`, which only node's command line sets), so the cap is kept from inside:
- * after each GC, the growth factor is 1 once the young generation reached the cap, and 8 below it,
- * so that after an idle trim (`IdleTrim`) the next burst grows it back to the cap in one step,
- * not by doubling over thousands of calls that each cost more meanwhile.
+ * after each GC, the growth factor is the one that takes the young generation from its size to
+ * the cap (1 once there), so that after an idle trim (`IdleTrim`) the next burst grows it back to
+ * the cap in one step, not by doubling over thousands of calls that each cost more meanwhile.
  * A user who prefers memory can keep it smaller still with `NODE_OPTIONS=--max-semi-space-size=1`
  * (node refuses most V8 flags in NODE_OPTIONS, this one included among the few it accepts). A
  * user's own choice wins: nothing is set when node's command line already names the setting
@@ -41,15 +41,14 @@ import type { Clock } from "./clock.js";
 export const YOUNG_CAP_BYTES = 16 * 1024 * 1024;
 /** From the smallest young generation after a trim (2 MB) to the cap in one step (YoungCap). */
 const YOUNG_GROWTH = 8;
-/** A user's own semi-space setting: then neither the growth factor nor the cap is set. */
-const SEMI_SPACE = ["semi-space", "semi_space"];
+const GROWTH_FLAG = `--semi-space-growth-factor=${YOUNG_GROWTH}`;
 
 /** The flags, with the settings they replace when the user gave none. */
 export const V8_FLAGS: readonly { flag: string; unless: readonly string[] }[] = [
   { flag: "--heap-growing-percent=50", unless: ["heap-growing", "heap_growing"] },
   // After the idle trim (IdleTrim below) the young generation is 1–2 MB: the first time a burst
   // fills it, it grows straight to the cap (YoungCap below), not by doubling.
-  { flag: `--semi-space-growth-factor=${YOUNG_GROWTH}`, unless: SEMI_SPACE },
+  { flag: GROWTH_FLAG, unless: ["semi-space", "semi_space"] },
   // Hot code optimized within a session's first calls, not after thousands (see above).
   { flag: "--interrupt-budget=4096", unless: ["interrupt-budget", "interrupt_budget"] },
 ];
@@ -59,7 +58,7 @@ export function tuneHeap(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? "",
 ): string[] {
-  const given = nodeSettings(execArgv, nodeOptions);
+  const given = [...execArgv, nodeOptions].join(" ");
   const applied: string[] = [];
   for (const { flag, unless } of V8_FLAGS) {
     if (unless.some((u) => given.includes(u))) continue;
@@ -69,18 +68,13 @@ export function tuneHeap(
   return applied;
 }
 
-function nodeSettings(execArgv: readonly string[], nodeOptions: string): string {
-  return [...execArgv, nodeOptions].join(" ");
-}
-
 /**
  * Heap settings for a proxy that serves: {@link tuneHeap}, the {@link YoungCap} unless the user
  * set the young generation's size, and the {@link IdleTrim}.
  */
 export function tuneForServing(clock: Clock): IdleTrim {
-  tuneHeap();
-  const given = nodeSettings(process.execArgv, process.env.NODE_OPTIONS ?? "");
-  if (!SEMI_SPACE.some((s) => given.includes(s))) YoungCap.observe();
+  // The growth factor is set where the user set nothing of the young generation: so is the cap.
+  if (tuneHeap().includes(GROWTH_FLAG)) YoungCap.observe();
   return new IdleTrim({ clock });
 }
 
@@ -128,13 +122,13 @@ export class YoungCap {
     this.setFlag(`--semi-space-growth-factor=${factor}`);
   }
 
-  /** A cap checked after every GC of this process, for as long as it runs. */
-  static observe(options: YoungCapOptions = {}): { cap: YoungCap; stop(): void } {
+  /** A cap checked after every GC of this process until the returned function stops it. */
+  static observe(options: YoungCapOptions = {}): () => void {
     const cap = new YoungCap(options);
     cap.check();
     const observer = new PerformanceObserver(() => cap.check());
     observer.observe({ entryTypes: ["gc"] });
-    return { cap, stop: () => observer.disconnect() };
+    return () => observer.disconnect();
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { StreamableHTTPClientTransport, type Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -204,6 +204,23 @@ export async function startHttp(
       await stop(child);
     },
   };
+}
+
+/**
+ * This build copied to a temp folder as an install of its own (`dist/`, `package.json`, its
+ * `node_modules` linked), for tests that change its files under a running mcpx; with `version`,
+ * its package.json names that version.
+ */
+export function installedCopy(version?: string): string {
+  const dir = tempDir("mcpx-installed-");
+  cpSync(path.join(ROOT, "dist"), path.join(dir, "dist"), { recursive: true });
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as object;
+  writeFileSync(
+    path.join(dir, "package.json"),
+    JSON.stringify(version === undefined ? pkg : { ...pkg, version }),
+  );
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
+  return dir;
 }
 
 /**

@@ -6,13 +6,11 @@
 import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
-  cpSync,
   existsSync,
   readdirSync,
   readFileSync,
   renameSync,
   statSync,
-  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import net from "node:net";
@@ -25,6 +23,7 @@ import {
   descendants,
   eventually,
   fixtureServer,
+  installedCopy,
   INITIALIZE,
   isAlive,
   MCPX,
@@ -533,11 +532,8 @@ describe("mcpx --daemon", () => {
 
   it("a daemon of another mcpx version serves its clients; new clients get a daemon of this version", async () => {
     // An "older" mcpx: this build under another version number.
-    const old = tempDir("mcpx-old-");
-    cpSync(path.join(ROOT, "dist"), path.join(old, "dist"), { recursive: true });
+    const old = installedCopy("0.0.1-old");
     const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as object;
-    writeFileSync(path.join(old, "package.json"), JSON.stringify({ ...pkg, version: "0.0.1-old" }));
-    symlinkSync(path.join(ROOT, "node_modules"), path.join(old, "node_modules"));
     const oldMcpx = path.join(old, "dist/index.js");
     const w = world({ counter: counter() });
     const a = await attach(w, [], oldMcpx);
@@ -564,10 +560,7 @@ describe("mcpx --daemon", () => {
 describe("mcpx upgraded under a running daemon", () => {
   it("the first lazy load that finds its chunk gone ends the daemon; the client carries on with a daemon of the installed mcpx", async () => {
     // An installed mcpx of its own, to "upgrade" under its daemon.
-    const installed = tempDir("mcpx-installed-");
-    cpSync(path.join(ROOT, "dist"), path.join(installed, "dist"), { recursive: true });
-    cpSync(path.join(ROOT, "package.json"), path.join(installed, "package.json"));
-    symlinkSync(path.join(ROOT, "node_modules"), path.join(installed, "node_modules"));
+    const installed = installedCopy();
     const bin = path.join(installed, "dist/mcpx.cjs");
     // The chunk the schema compiler (json-schema-to-typescript) is in: loaded at the first describe.
     const inputs = JSON.parse(

@@ -6,7 +6,7 @@
  * are read back as the modules each holds (dist/bundle-inputs.json, scripts/build-bin.mjs).
  */
 import { spawn } from "node:child_process";
-import { cpSync, readFileSync, renameSync, symlinkSync } from "node:fs";
+import { readFileSync, renameSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -14,6 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { describe, expect, it } from "vitest";
 import {
   eventually,
+  installedCopy,
   isAlive,
   newClient,
   npmServer,
@@ -79,6 +80,24 @@ function traced(file: string): string[] {
 
 const httpOnly = (modules: string[]) => modules.filter((m) => HTTP_ONLY.some((re) => re.test(m)));
 
+/** `entry` serving `config` over HTTP, once it listens: its process, URL and stderr so far. */
+async function listening(entry: string, config: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, [entry, config, "--port", "0"], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  try {
+    await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
+  } catch (err) {
+    await stop(child);
+    throw err;
+  }
+  const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
+  return { child, url, stderr: () => stderr };
+}
+
 function setup() {
   const dir = tempDir();
   const config = writeConfig(
@@ -118,17 +137,12 @@ const WEB_ADAPTER = [/\/node_modules\/@modelcontextprotocol\/node\//, /\/node_mo
  */
 async function httpSession(entry: string, era: Era, preload?: string): Promise<string[]> {
   const { config, trace, env } = setup();
-  const child = spawn(process.execPath, [entry, config, "--port", "0"], {
-    env: preload
-      ? { ...env, NODE_OPTIONS: `--import ${preload}`, MCPX_TRACE_INTERNALS: trace }
-      : env,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const { child, url } = await listening(
+    entry,
+    config,
+    preload ? { ...env, NODE_OPTIONS: `--import ${preload}`, MCPX_TRACE_INTERNALS: trace } : env,
+  );
   try {
-    await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
-    const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
     const transport = new StreamableHTTPClientTransport(new URL(url));
     const client = eraClient(era);
     await client.connect(transport);
@@ -206,14 +220,7 @@ describe.each([
 
   it("HTTP mode does load them (the check above can fail), but not prom-client before the first scrape, nor the OpenTelemetry SDK, jose or diff until needed", async () => {
     const { config, trace, env } = setup();
-    const child = spawn(process.execPath, [entry, config, "--port", "0"], {
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
-    const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
+    const { child, url } = await listening(entry, config, env);
     const promClient = (m: string) => /\/node_modules\/prom-client\//.test(m);
     let scraped: Response;
     let idle: string[];
@@ -268,10 +275,7 @@ describe.each([
 describe("mcpx upgraded under a running HTTP server", () => {
   it("a request for the app, whose chunk is gone, gets 500 and a log line saying to restart; the next one, with the chunk back, is served", async () => {
     // An installed mcpx of its own, whose files change under it.
-    const installed = tempDir("mcpx-installed-");
-    cpSync(path.join(ROOT, "dist"), path.join(installed, "dist"), { recursive: true });
-    cpSync(path.join(ROOT, "package.json"), path.join(installed, "package.json"));
-    symlinkSync(path.join(ROOT, "node_modules"), path.join(installed, "node_modules"));
+    const installed = installedCopy();
     const inputs = JSON.parse(
       readFileSync(path.join(installed, "dist/bundle-inputs.json"), "utf8"),
     ) as Record<string, string[]>;
@@ -280,19 +284,12 @@ describe("mcpx upgraded under a running HTTP server", () => {
     )!;
     const file = path.join(installed, "dist/bundle", chunk);
     const { config, env } = setup();
-    const child = spawn(
-      process.execPath,
-      [path.join(installed, "dist/mcpx.cjs"), config, "--port", "0"],
-      {
-        env,
-        stdio: ["ignore", "ignore", "pipe"],
-      },
+    const { child, url, stderr } = await listening(
+      path.join(installed, "dist/mcpx.cjs"),
+      config,
+      env,
     );
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     try {
-      await eventually(() => stderr.includes("mcpx listening on"), 20_000, "mcpx to listen");
-      const url = /mcpx listening on (\S+)/.exec(stderr)![1]!;
       // A 2025-era session is served in front of the app, which nothing has built yet.
       const client = eraClient("legacy");
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -301,8 +298,8 @@ describe("mcpx upgraded under a running HTTP server", () => {
       expect(health.status).toBe(500);
       await eventually(
         () =>
-          stderr.includes("files changed on disk after it started") &&
-          stderr.includes("restart mcpx"),
+          stderr().includes("files changed on disk after it started") &&
+          stderr().includes("restart mcpx"),
         10_000,
         "the log line",
       );
