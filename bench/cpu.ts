@@ -125,9 +125,11 @@ async function measure(
 
 /**
  * V8's own heap sizing, which mcpx replaces before serving (src/heap.ts): naming the flags on
- * node's command line makes mcpx leave them as V8 has them, for the comparison.
+ * node's command line makes mcpx leave them as V8 has them, for the comparison. The old
+ * generation's growth (0: V8's default), and the young generation's largest size at V8's own
+ * (16 MB semi-spaces), which also turns off mcpx's growth factor and its cap at 16 MB in all.
  */
-const V8_DEFAULTS = ["--heap-growing-percent=0"];
+const V8_DEFAULTS = ["--heap-growing-percent=0", "--max-semi-space-size=16"];
 
 async function mcpxRound(dir: string, round: number, v8Defaults: boolean): Promise<Round> {
   const p = await startProcess(
