@@ -48,6 +48,7 @@ import {
   type TaskWire,
 } from "./tasks.js";
 import { paginate } from "./paginate.js";
+import { plainCalls, type PlainCalls } from "./plain-call.js";
 import { ProcessTransport, type TraceScoped } from "./transport.js";
 import { sdkOptions, withoutEnvelope, withTrace } from "./wire.js";
 import { isRecord } from "../json.js";
@@ -87,6 +88,8 @@ export class SdkSession implements UpstreamSession {
   private readonly taskListeners = new Map<string, (task: Record<string, unknown>) => void>();
   /** Requests that outlived their caller (TaskWire.outlive): close() waits a while for them. */
   private readonly leftovers = new Leftovers();
+  /** A 2025-era upstream over stdio: tools/call past the SDK's request funnel (plain-call.ts). */
+  private readonly plain: PlainCalls | undefined;
 
   constructor(
     private readonly client: Client,
@@ -136,6 +139,8 @@ export class SdkSession implements UpstreamSession {
       asker.close();
       for (const h of this.closeHandlers) h();
     };
+    if (this.era === "legacy" && transport instanceof ProcessTransport)
+      this.plain = plainCalls(client, transport);
     // Only a legacy upstream hears notifications from its client.
     if (hub && this.era === "legacy") {
       this.onClosed(hub.add(asker, () => client.sendRootsListChanged()));
@@ -276,13 +281,15 @@ export class SdkSession implements UpstreamSession {
     return {
       era: this.era,
       request: (params, { signal, onProgress, inputRequired }) =>
-        this.client.request({ method: "tools/call", params }, ResultSchema, {
-          // The call's own deadline bounds it (relayed-call.ts), not the SDK's timer.
-          timeout: NO_SDK_TIMEOUT,
-          signal,
-          onprogress: onProgress,
-          ...(inputRequired && { allowInputRequired: true }),
-        }),
+        this.plain && !inputRequired
+          ? this.plain.call(params, { signal, onProgress })
+          : this.client.request({ method: "tools/call", params }, ResultSchema, {
+              // The call's own deadline bounds it (relayed-call.ts), not the SDK's timer.
+              timeout: NO_SDK_TIMEOUT,
+              signal,
+              onprogress: onProgress,
+              ...(inputRequired && { allowInputRequired: true }),
+            }),
       rootsChanged: () => this.client.sendRootsListChanged(),
       ping: async (timeoutMs) => {
         await this.client.ping({ timeout: timeoutMs });

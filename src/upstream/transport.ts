@@ -78,6 +78,8 @@ export interface ExitStatus {
 
 /** Cap on one stderr line kept in memory; a flood without newlines must not grow memory. */
 const MAX_STDERR_LINE = 8 * 1024;
+/** Past this many unanswered requests the count starts again (a server that drops requests). */
+const MAX_UNANSWERED = 10_000;
 
 /**
  * A stdio client transport that owns its child's whole process group. The SDK's own transport
@@ -96,6 +98,8 @@ export class ProcessTransport implements Transport {
   private closing = false;
   /** stdin is corked until the end of this turn of the event loop (send). */
   private corked = false;
+  /** Ids of our requests the server has not answered (nor been told to drop): see send. */
+  private readonly unanswered = new Set<unknown>();
 
   constructor(
     private readonly spec: StdioSpec,
@@ -156,7 +160,10 @@ export class ProcessTransport implements Transport {
       child.stdout?.on("error", (err) => this.onerror?.(err));
       // Lines that are not JSON are skipped; one that is not JSON-RPC (a noisy server) is
       // reported, and reading goes on.
-      const deliver = (message: JSONRPCMessage) => this.onmessage?.(message);
+      const deliver = (message: JSONRPCMessage) => {
+        if ("id" in message && !("method" in message)) this.unanswered.delete(message.id);
+        this.onmessage?.(message);
+      };
       const report = (err: Error) => this.onerror?.(err);
       child.stdout?.on(
         "data",
@@ -175,8 +182,11 @@ export class ProcessTransport implements Transport {
       }
       // Messages sent in one turn of the event loop (many clients' calls, under load) leave in
       // one write: a write to a pipe is a system call that wakes the server, the largest single
-      // cost of a relayed call in mcpx's profile.
-      if (!this.corked) {
+      // cost of a relayed call in mcpx's profile. A message to a server with nothing to answer
+      // leaves at once: one client's call waits for nothing else (~10 µs sooner).
+      const idle = this.unanswered.size === 0;
+      this.track(message);
+      if (!idle && !this.corked) {
         this.corked = true;
         stdin.cork();
         setImmediate(() => {
@@ -187,6 +197,18 @@ export class ProcessTransport implements Transport {
       if (stdin.write(serializeLine(message))) resolve();
       else stdin.once("drain", resolve);
     });
+  }
+
+  /** Our requests wait for an answer until one comes, or until we cancel them. */
+  private track(message: JSONRPCMessage): void {
+    if (!("method" in message)) return;
+    if ("id" in message) {
+      // A server that never answers only costs the first write of a turn its head start.
+      if (this.unanswered.size >= MAX_UNANSWERED) this.unanswered.clear();
+      this.unanswered.add(message.id);
+    } else if (message.method === "notifications/cancelled") {
+      this.unanswered.delete(message.params?.requestId);
+    }
   }
 
   /** End stdin, SIGTERM the group, SIGKILL it after the grace period; resolves once it exited. */

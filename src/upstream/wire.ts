@@ -73,7 +73,7 @@ export function catchTaskResults(transport: Transport): void {
 
 function caughtTask(message: JSONRPCMessage): JSONRPCMessage {
   if (!("result" in message) || !isRecord(message.result)) return message;
-  const { resultType, ...task } = message.result;
-  if (resultType !== "task") return message;
+  if (message.result.resultType !== "task") return message;
+  const { resultType: _task, ...task } = message.result;
   return { ...message, result: { resultType: "complete", content: [], [CAUGHT_TASK]: task } };
 }
