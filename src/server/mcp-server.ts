@@ -127,11 +127,14 @@ class Downstream extends Server {
     return super._wrapHandler(method, checked);
   }
 
-  /** A plain request skips the SDK's schema tries (plain-dispatch.ts). */
+  /**
+   * A plain request skips the SDK's schema tries, and a 2025-era client's plain tools/call the
+   * SDK's per-request setup (plain-dispatch.ts).
+   */
   override async connect(transport: Transport): Promise<void> {
     const previous = transport.onmessage;
     await super.connect(transport);
-    dispatchPlainRequests(this, transport, previous);
+    dispatchPlainRequests(this, transport, previous, this.era === "legacy");
   }
 
   override getCapabilities(): ServerCapabilities {

@@ -6,38 +6,269 @@
  * pick, with the same arguments; anything else still goes through the SDK's own dispatch. Where
  * the SDK no longer has that handler, all of it does; an SDK whose dispatch does more for a
  * request fails test/unit/downstream-dispatch.test.ts, which holds that closure as written.
+ *
+ * A 2025-era client's plain tools/call (stdio, the daemon's socket, a 2025-era HTTP session)
+ * goes one step further: past the SDK's `_onrequest`, whose per-request setup (the era codec's checks, the
+ * envelope lifted, closures, a context built twice, four promise hops) costs ~20 µs of a call.
+ * The SDK's own tools/call handler still runs (its request and result checks, mcpx's handler
+ * inside), with the context `_onrequest` would build for it, and its answer is sent as
+ * `_onrequest` sends it. Only requests `_onrequest` would pass to that handler untouched come
+ * this way: no wire-only material to lift (no envelope key in `_meta`, no retry params), nothing
+ * but `name`, `arguments` and `_meta`. Cancellation and the connection closing abort them as the
+ * SDK aborts its own. test/unit/plain-tool-calls.test.ts holds `_onrequest` as written and
+ * compares the answers on the wire.
  */
-import type {
-  JSONRPCMessage,
-  MessageExtraInfo,
-  Server,
-  Transport,
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type Result,
+  type Server,
+  type ServerContext,
+  type Transport,
 } from "@modelcontextprotocol/server";
+import { isRecord } from "../json.js";
 import { plainKind } from "../upstream/lines.js";
 
-/** What this calls of the SDK's Protocol, which TypeScript keeps private. */
+type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
+
+interface WireCodec {
+  encodeResult(method: string, result: Result, serverInfo: unknown): unknown;
+  encodeErrorCode(code: number): number;
+}
+
+/** What this calls of the SDK's Protocol and Server, which TypeScript keeps private. */
 interface SdkInternals {
   _onrequest?: (request: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  _requestHandlers?: Map<string, Handler>;
+  _wireCodec?: () => WireCodec;
+  _outboundServerInfo?: () => unknown;
+  _onerror?: (error: Error) => void;
+  buildContext?: (ctx: BaseContext, extra?: MessageExtraInfo) => ServerContext;
 }
+
+/** `_meta` keys `_onrequest` lifts out of a request (the 2026-07-28 envelope). */
+const ENVELOPE_KEYS = [
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_INFO_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+];
+const CALL_PARAMS = ["name", "arguments", "_meta"];
 
 /**
  * Wrap the dispatch `server.connect` set on `transport`; `previous` is the transport's handler
- * from before connect, which the SDK's dispatch calls first for every message.
+ * from before connect, which the SDK's dispatch calls first for every message. `legacy`: a
+ * 2025-era server, whose tools/call may skip `_onrequest` (see above).
  */
 export function dispatchPlainRequests(
   server: Server,
   transport: Transport,
   previous: Transport["onmessage"],
+  legacy = false,
 ): void {
   const dispatch = transport.onmessage;
-  const onrequest = (server as unknown as SdkInternals)._onrequest;
+  const sdk = server as unknown as SdkInternals;
+  const onrequest = sdk._onrequest;
   if (!dispatch || typeof onrequest !== "function") return;
+  const calls = legacy ? ToolCalls.over(server, transport) : undefined;
   transport.onmessage = (message, extra) => {
-    if (plainKind(message) !== "request") {
+    const kind = plainKind(message);
+    if (kind !== "request") {
+      if (kind === "notification") calls?.notified(message);
       dispatch(message, extra);
       return;
     }
     previous?.(message, extra);
+    // An entry's classified message: the SDK checks its era.
+    if (
+      calls &&
+      extra?.classification === undefined &&
+      calls.take(message as JSONRPCRequest, extra)
+    )
+      return;
     onrequest.call(server, message, extra);
   };
+}
+
+/** A 2025-era server's tools/call requests that skip `_onrequest`, while they run. */
+class ToolCalls {
+  private readonly running = new Map<string | number, AbortController>();
+
+  static over(server: Server, transport: Transport): ToolCalls | undefined {
+    const sdk = server as unknown as SdkInternals;
+    const handler = sdk._requestHandlers?.get("tools/call");
+    if (
+      !handler ||
+      typeof sdk._wireCodec !== "function" ||
+      typeof sdk._outboundServerInfo !== "function" ||
+      typeof sdk._onerror !== "function" ||
+      typeof sdk.buildContext !== "function"
+    )
+      return undefined;
+    return new ToolCalls(server, sdk as Required<SdkInternals>, transport, handler);
+  }
+
+  private constructor(
+    private readonly server: Server,
+    private readonly sdk: Required<SdkInternals>,
+    private readonly transport: Transport,
+    private readonly handler: Handler,
+  ) {
+    // As the SDK's `_onclose`: every request still running is aborted.
+    const onclose = transport.onclose;
+    transport.onclose = () => {
+      try {
+        onclose?.();
+      } finally {
+        const running = [...this.running.values()];
+        this.running.clear();
+        const error = new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed");
+        for (const controller of running) controller.abort(error);
+      }
+    };
+  }
+
+  /** Runs `request` as `_onrequest` would; false when it is not one of these. */
+  take(request: JSONRPCRequest, extra: MessageExtraInfo | undefined): boolean {
+    if (request.method !== "tools/call" || !untouched(request.params)) return false;
+    // Until initialize, the SDK's dispatch decides (its era is not settled).
+    if (this.server.getClientVersion() === undefined) return false;
+    const { id } = request;
+    const server = this.server;
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    const ctx = lazyContext((base) => this.sdk.buildContext(base, extra), extra, {
+      sessionId: this.transport.sessionId,
+      mcpReq: {
+        id,
+        method: request.method,
+        _meta: request.params?._meta,
+        requestState: noRequestState,
+        signal: controller.signal,
+        // What `_onrequest`'s `send` and `notify` do: related to this request.
+        send: (r: never, schemaOrOptions?: unknown, options?: Record<string, unknown>) =>
+          options !== undefined || isStandardSchema(schemaOrOptions)
+            ? server.request(r, schemaOrOptions as never, { ...options, relatedRequestId: id })
+            : server.request(r, {
+                ...(schemaOrOptions as Record<string, unknown> | undefined),
+                relatedRequestId: id,
+              }),
+        notify: (n: never, options?: Record<string, unknown>) =>
+          server.notification(n, { ...options, relatedRequestId: id }),
+      },
+      http: extra?.authInfo ? { authInfo: extra.authInfo } : undefined,
+    });
+    const codec = this.sdk._wireCodec();
+    const send = (message: JSONRPCMessage) =>
+      controller.signal.aborted ? undefined : this.transport.send(message);
+    Promise.resolve()
+      .then(() => this.handler(request, ctx))
+      .then(
+        (result) =>
+          send({
+            result: codec.encodeResult(
+              request.method,
+              result,
+              this.sdk._outboundServerInfo(),
+            ) as Result,
+            jsonrpc: "2.0",
+            id,
+          }),
+        (error: { code?: unknown; message?: string; data?: unknown }) => {
+          const code = Number.isSafeInteger(error.code)
+            ? (error.code as number)
+            : ProtocolErrorCode.InternalError;
+          return send({
+            jsonrpc: "2.0",
+            id,
+            error: {
+              code: codec.encodeErrorCode(code),
+              message: error.message ?? "Internal error",
+              ...(error.data !== undefined && { data: error.data }),
+            },
+          });
+        },
+      )
+      .catch((error: unknown) =>
+        this.sdk._onerror(new Error(`Failed to send response: ${String(error)}`)),
+      )
+      .finally(() => {
+        if (this.running.get(id) === controller) this.running.delete(id);
+      });
+    return true;
+  }
+
+  /** notifications/cancelled for one of these aborts it, as the SDK's `_oncancel` does. */
+  notified(message: JSONRPCMessage): void {
+    if (this.running.size === 0 || !("method" in message)) return;
+    if (message.method !== "notifications/cancelled" || !isRecord(message.params)) return;
+    const { requestId, reason } = message.params;
+    // What the SDK's schema takes (else it drops the notification, and so does this).
+    if (reason !== undefined && typeof reason !== "string") return;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    this.running.get(requestId)?.abort(reason);
+  }
+}
+
+const noRequestState = (): undefined => undefined;
+
+/** What `_onrequest` hands `buildContext`: the request's own part of its context. */
+export interface BaseContext {
+  sessionId: string | undefined;
+  mcpReq: Record<string, unknown>;
+  http: { authInfo: unknown } | undefined;
+}
+
+/** The functions the SDK's `buildContext` adds to a request's `mcpReq`. */
+export const BUILT_FUNCTIONS = ["log", "elicitInput", "requestSampling"] as const;
+
+/**
+ * The context `build` (the SDK's `buildContext`) makes of `base` and the transport's `extra`:
+ * its `http` as `buildContext` makes it, and the functions it adds to `mcpReq` calling through
+ * to a context it builds only if a handler calls one: building it costs more than the rest of
+ * the request's setup.
+ */
+export function lazyContext(
+  build: (base: BaseContext) => ServerContext,
+  extra: MessageExtraInfo | undefined,
+  base: BaseContext,
+): ServerContext {
+  let built: ServerContext | undefined;
+  type Fn = (...args: unknown[]) => unknown;
+  const full = () => (built ??= build(base)).mcpReq as unknown as Record<string, Fn>;
+  const mcpReq: Record<string, unknown> = { ...base.mcpReq };
+  for (const name of BUILT_FUNCTIONS) mcpReq[name] = (...args: unknown[]) => full()[name]!(...args);
+  const http =
+    base.http || extra?.request || extra?.closeSSEStream || extra?.closeStandaloneSSEStream
+      ? {
+          ...base.http,
+          req: extra?.request,
+          closeSSE: extra?.closeSSEStream,
+          closeStandaloneSSE: extra?.closeStandaloneSSEStream,
+        }
+      : undefined;
+  return { sessionId: base.sessionId, mcpReq, http } as unknown as ServerContext;
+}
+
+/** Params `_onrequest` passes on as they are: nothing to lift, nothing but a call's own keys. */
+function untouched(params: unknown): boolean {
+  if (!isRecord(params)) return false;
+  for (const key in params) if (!CALL_PARAMS.includes(key)) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  if (!isRecord(meta)) return false;
+  for (const key of ENVELOPE_KEYS) if (key in meta) return false;
+  return true;
+}
+
+function isStandardSchema(value: unknown): boolean {
+  return isRecord(value) && "~standard" in value;
 }
