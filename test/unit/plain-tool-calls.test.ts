@@ -111,7 +111,13 @@ async function connection() {
     const id = next++;
     const answer = new Promise<JSONRPCMessage>((resolve) => waiters.set(id, resolve));
     void clientSide.send({ jsonrpc: "2.0", id, method, params });
-    return { id, answer: within(answer, 5_000, `the answer to ${method} ${id}`) };
+    // Timed only when awaited: a cancelled request's answer never comes, and nothing waits for it.
+    return {
+      id,
+      get answer() {
+        return within(answer, 5_000, `the answer to ${method} ${id}`);
+      },
+    };
   };
   await request("initialize", {
     protocolVersion: "2025-06-18",
