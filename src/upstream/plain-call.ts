@@ -115,7 +115,10 @@ export class PlainCalls {
         },
       });
       this.transport.send(request).catch((error: unknown) => {
-        if (this.settle(id)) reject(error instanceof Error ? error : new Error(String(error)));
+        // Through the waiting entry: its abort listener goes with it.
+        const waiting = this.waiting.get(id);
+        if (this.settle(id))
+          waiting?.reject(error instanceof Error ? error : new Error(String(error)));
       });
     });
   }

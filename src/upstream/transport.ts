@@ -98,8 +98,11 @@ export class ProcessTransport implements Transport {
   private closing = false;
   /** stdin is corked until the end of this turn of the event loop (send). */
   private corked = false;
-  /** Ids of our requests the server has not answered (nor been told to drop): see send. */
-  private readonly unanswered = new Set<unknown>();
+  /**
+   * Ids of the SDK's requests (numbers; its era probe's string id is not one, and a silent server
+   * never answers it) the server has not answered, nor been told to drop: see send.
+   */
+  private readonly unanswered = new Set<number>();
 
   constructor(
     private readonly spec: StdioSpec,
@@ -161,7 +164,8 @@ export class ProcessTransport implements Transport {
       // Lines that are not JSON are skipped; one that is not JSON-RPC (a noisy server) is
       // reported, and reading goes on.
       const deliver = (message: JSONRPCMessage) => {
-        if ("id" in message && !("method" in message)) this.unanswered.delete(message.id);
+        // The SDK matches an answer's id as a number: so does this.
+        if ("id" in message && !("method" in message)) this.unanswered.delete(Number(message.id));
         this.onmessage?.(message);
       };
       const report = (err: Error) => this.onerror?.(err);
@@ -205,9 +209,9 @@ export class ProcessTransport implements Transport {
     if ("id" in message) {
       // A server that never answers only costs the first write of a turn its head start.
       if (this.unanswered.size >= MAX_UNANSWERED) this.unanswered.clear();
-      this.unanswered.add(message.id);
+      if (typeof message.id === "number") this.unanswered.add(message.id);
     } else if (message.method === "notifications/cancelled") {
-      this.unanswered.delete(message.params?.requestId);
+      this.unanswered.delete(Number(message.params?.requestId));
     }
   }
 
@@ -242,6 +246,7 @@ export class ProcessTransport implements Transport {
       // Children of the server that ignored SIGTERM outlive the leader's exit: make sure.
       signalGroup(child, "SIGKILL");
       this.readBuffer.clear();
+      this.unanswered.clear();
     }
   }
 

@@ -13,6 +13,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { plainCalls, type PlainCalls } from "../../src/upstream/plain-call.js";
 import type { Progress } from "../../src/upstream/types.js";
@@ -256,5 +257,21 @@ describe("a plain tools/call to a 2025-era upstream", () => {
   it("is not used where the SDK lacks what it reads", () => {
     const [t] = InMemoryTransport.createLinkedPair();
     expect(plainCalls({} as Client, t)).toBeUndefined();
+  });
+
+  it("leaves no abort listener behind when the send fails", async () => {
+    const failing = {
+      start: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+      send: () => Promise.reject(new Error("pipe closed")),
+    } as Transport;
+    const sdk = { _requestMessageId: 0, _progressHandlers: new Map() };
+    const plain = plainCalls(sdk as unknown as Client, failing)!;
+    const controller = new AbortController();
+    await expect(
+      plain.call(PARAMS, { signal: controller.signal, onProgress: () => {} }),
+    ).rejects.toThrow("pipe closed");
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(sdk._progressHandlers.size).toBe(0);
   });
 });

@@ -54,7 +54,11 @@ async function started() {
   return { t, corked: () => stdin.writableCorked, answer };
 }
 
-const request = (id: number, method = "ping"): JSONRPCMessage => ({ jsonrpc: "2.0", id, method });
+const request = (id: number | string, method = "ping"): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+});
 
 describe("writes to an upstream's stdin", () => {
   it("sends a request at once when nothing waits for an answer, and corks the rest of the turn", async () => {
@@ -90,5 +94,14 @@ describe("writes to an upstream's stdin", () => {
     void t.send(request(4));
     expect(corked()).toBe(0);
     await answer(4);
+  });
+
+  it("is not held up by a string id nobody answers (the SDK's era probe to a silent server)", async () => {
+    const { t, corked, answer } = await started();
+    await t.send(request("server-discover-probe-0", "silent"));
+    await new Promise((resolve) => setImmediate(resolve));
+    void t.send(request(1));
+    expect(corked()).toBe(0);
+    await answer(1);
   });
 });
