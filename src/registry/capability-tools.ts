@@ -14,11 +14,14 @@
  * a hidden tool must be answered as a missing one, and the model is better told why a tool it
  * may read about elsewhere will not work here).
  */
+import { createHash } from "node:crypto";
+import { systemClock, type Clock } from "../clock.js";
 import { errorMessage } from "../errors.js";
+import { canonicalJson } from "../json.js";
 import type { Logger } from "../logger.js";
 import { UI_EXTENSION, UI_MIME_TYPE, type ToolDef } from "../types.js";
 import type { ClientAbilities } from "../upstream/channel.js";
-import type { ClientFactory, UpstreamSession } from "../upstream/types.js";
+import type { ClientFactory, ServerIdentity, UpstreamSession } from "../upstream/types.js";
 
 /** A client capability a tool may need. */
 export type ClientNeed = "sampling" | "elicitation" | "roots";
@@ -34,6 +37,22 @@ const DECLARED: Record<ClientNeed, Record<string, unknown>> = {
 
 /** Tool name → the capabilities it is listed only with. Empty: every tool is for everyone. */
 export type ToolNeeds = Record<string, ClientNeed[]>;
+
+/**
+ * A look's finding and what it was made on (`lookedAt`). Kept per group while mcpx runs, and in
+ * the catalog cache with the catalog: a server that lists the same tools as when it was looked
+ * at (the same name and version) is not looked at again, on a list_changed or at the next start.
+ */
+export interface KnownLook {
+  of: string;
+  needs: ToolNeeds;
+}
+
+/** What a look's finding depends on: the server's name and version, and the tools it lists. */
+export function lookedAt(identity: ServerIdentity | undefined, tools: readonly ToolDef[]): string {
+  const server = { name: identity?.name ?? null, version: identity?.version ?? null };
+  return createHash("sha256").update(canonicalJson({ server, tools })).digest("hex").slice(0, 32);
+}
 
 /** What every look declares: MCP Apps is not a need (a tool without its UI still works). */
 const ALWAYS = { extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } } };
@@ -110,55 +129,121 @@ export function lackingText(needs: readonly ClientNeed[]): string {
   return `needs ${list}, which this client did not declare`;
 }
 
+/** How long a look waits after its request (see NeedsLooks). */
+export const LOOK_SETTLE_MS = 1_000;
+
+/** One group's request for a look. */
+interface LookRequest {
+  name: string;
+  open: ClientFactory;
+  tools: readonly ToolDef[];
+  of: string;
+  timeoutMs: number;
+  at: number;
+  done: (look: KnownLook) => void;
+}
+
 /**
  * Looks run one at a time, for the registry: the newest request per group wins (a list that
- * changed again is looked at once more), and close() ends the one under way.
+ * changed again is looked at once more), and close() ends the one under way. A look starts
+ * `LOOK_SETTLE_MS` after its request: servers that announce list_changed right after
+ * initialize (server-everything lists more tools once it knows its client) are looked at once,
+ * on the list they settle on, and the look's sessions stay out of a client's first calls.
  */
 export class NeedsLooks {
-  private readonly queue = new Map<string, () => Promise<void>>();
+  private readonly queue = new Map<string, LookRequest>();
   private running: Promise<void> | undefined;
   private readonly stop = new AbortController();
+  /** Group key → its last finding (a look's, or the catalog cache's). */
+  private readonly known = new Map<string, KnownLook>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
-  /** Look at `key`'s tools with `open`, then hand the needs to `done`. */
+  /** `key`'s finding as the catalog cache kept it. */
+  remember(key: string, look: KnownLook): void {
+    this.known.set(key, look);
+  }
+
+  /** `key`'s finding, if it was made on `of`. */
+  knownFor(key: string, of: string): KnownLook | undefined {
+    const look = this.known.get(key);
+    return look?.of === of ? look : undefined;
+  }
+
+  /**
+   * Look at `key`'s tools with `open` (`of`: `lookedAt` of them), then hand the finding to
+   * `done`; with no session when the last finding was made on the same tools.
+   */
   request(
     key: string,
     name: string,
     open: ClientFactory,
     tools: readonly ToolDef[],
+    of: string,
     timeoutMs: number,
-    done: (needs: ToolNeeds) => void,
+    done: (look: KnownLook) => void,
   ): void {
     if (this.stop.signal.aborted) return;
-    this.queue.set(key, async () => {
-      const started = performance.now();
-      const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]);
-      try {
-        const { needs, sessions } = await lookForNeeds(open, tools, { timeoutMs, signal });
-        const count = Object.keys(needs).length;
-        this.log.info(
-          `${name}: ${count} tool${count === 1 ? "" : "s"} need client capabilities (looked in ${Math.round(performance.now() - started)} ms, ${sessions} session${sessions === 1 ? "" : "s"})`,
-        );
-        if (!this.stop.signal.aborted) done(needs);
-      } catch (err) {
-        if (!this.stop.signal.aborted)
-          this.log.debug(`${name}: which tools need client capabilities: ${errorMessage(err)}`);
-      }
-    });
+    // Re-inserted: the oldest request goes first.
+    this.queue.delete(key);
+    this.queue.set(key, { name, open, tools, of, timeoutMs, at: this.clock.now(), done });
     this.running ??= this.drain();
   }
 
   private async drain(): Promise<void> {
-    for (let next = this.first(); next; next = this.first()) await next();
+    while (!this.stop.signal.aborted) {
+      const [key, request] = this.queue.entries().next().value ?? [];
+      if (key === undefined || request === undefined) break;
+      const wait = request.at + LOOK_SETTLE_MS - this.clock.now();
+      if (wait > 0) {
+        await this.delay(wait);
+        continue; // A newer request may have taken its place meanwhile.
+      }
+      this.queue.delete(key);
+      await this.look(key, request);
+    }
     this.running = undefined;
   }
 
-  private first(): (() => Promise<void>) | undefined {
-    const [key, look] = this.queue.entries().next().value ?? [];
-    if (key === undefined) return undefined;
-    this.queue.delete(key);
-    return look;
+  private async look(key: string, r: LookRequest): Promise<void> {
+    const known = this.knownFor(key, r.of);
+    if (known) {
+      this.log.info(`${r.name}: ${counted(known.needs)} (as looked before, on the same tools)`);
+      r.done(known);
+      return;
+    }
+    const started = performance.now();
+    const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(r.timeoutMs)]);
+    try {
+      const found = await lookForNeeds(r.open, r.tools, { timeoutMs: r.timeoutMs, signal });
+      this.log.info(
+        `${r.name}: ${counted(found.needs)} (looked in ${Math.round(performance.now() - started)} ms, ${found.sessions} session${found.sessions === 1 ? "" : "s"})`,
+      );
+      if (this.stop.signal.aborted) return;
+      const look = { of: r.of, needs: found.needs };
+      this.known.set(key, look);
+      r.done(look);
+    } catch (err) {
+      if (!this.stop.signal.aborted)
+        this.log.debug(`${r.name}: which tools need client capabilities: ${errorMessage(err)}`);
+    }
+  }
+
+  /** `ms` on the clock, or until close(). */
+  private delay(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const stop = this.stop.signal;
+      const done = () => {
+        this.clock.clearTimeout(handle);
+        stop.removeEventListener("abort", done);
+        resolve();
+      };
+      const handle = this.clock.setTimeout(done, ms);
+      stop.addEventListener("abort", done, { once: true });
+    });
   }
 
   /** End the look under way (its session closes) and drop the queued ones. */
@@ -167,4 +252,10 @@ export class NeedsLooks {
     this.queue.clear();
     await this.running;
   }
+}
+
+/** `3 tools need client capabilities`. */
+function counted(needs: ToolNeeds): string {
+  const count = Object.keys(needs).length;
+  return `${count} tool${count === 1 ? "" : "s"} need${count === 1 ? "s" : ""} client capabilities`;
 }

@@ -20,6 +20,7 @@ import { canonicalJson } from "../json.js";
 import type { Logger } from "../logger.js";
 import type { PromptDef, ResourceDef, ResourceTemplateDef, ToolDef } from "../types.js";
 import type { ServerIdentity } from "../upstream/types.js";
+import { CLIENT_NEEDS, type KnownLook } from "./capability-tools.js";
 import type { ServerState } from "./types.js";
 
 /** What one discovery produces and the cache keeps. */
@@ -29,6 +30,8 @@ export interface CachedCatalog {
   resources: ResourceDef[];
   resourceTemplates: ResourceTemplateDef[];
   prompts: PromptDef[];
+  /** Which tools need a client capability, as last looked (capability-tools.ts). */
+  look?: KnownLook;
 }
 
 /** Bumped when the file layout changes: entries of another version are ignored. */
@@ -80,6 +83,13 @@ const entrySchema = z.object({
     resources: z.array(z.looseObject({ uri: z.string(), name: z.string() })),
     resourceTemplates: z.array(z.looseObject({ uriTemplate: z.string(), name: z.string() })),
     prompts: z.array(z.looseObject({ name: z.string() })),
+    // Optional: entries written before it are read as they were (their servers looked at again).
+    look: z
+      .object({
+        of: z.string(),
+        needs: z.record(z.string(), z.array(z.enum(CLIENT_NEEDS))),
+      })
+      .optional(),
   }),
 });
 
@@ -157,8 +167,11 @@ export class CatalogCache {
     this.writing.add(write);
   }
 
-  /** Keep a server's catalog as its state holds it, under the key of its launch. */
-  saveState(state: ServerState): void {
+  /**
+   * Keep a server's catalog as its state holds it, under the key of its launch, with `look` (the
+   * finding on these tools of which need a client capability, when there is one).
+   */
+  saveState(state: ServerState, look?: KnownLook): void {
     const { identity, tools, resources, resourceTemplates, prompts } = state;
     this.save(launchKey(state.config), state.name, {
       ...(identity && { identity }),
@@ -166,6 +179,7 @@ export class CatalogCache {
       resources,
       resourceTemplates,
       prompts,
+      ...(look && { look }),
     });
   }
 

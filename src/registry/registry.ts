@@ -25,7 +25,7 @@ import { ServerStates } from "./states.js";
 import type { TrustPins } from "./trust.js";
 import type { ServerHealth, ServerState, ServerStatus } from "./types.js";
 
-import { NeedsLooks } from "./capability-tools.js";
+import { lookedAt, NeedsLooks } from "./capability-tools.js";
 import type { OptionalMethod } from "./notes.js";
 
 export type { OptionalMethod, ServerHealth, ServerState, ServerStatus } from "./types.js";
@@ -93,7 +93,7 @@ export class Registry {
     this.trustPins = options.trust;
     this.clock = options.clock;
     this.cache = options.cache;
-    this.needsLooks = new NeedsLooks(this.log);
+    this.needsLooks = new NeedsLooks(this.log, options.clock);
     this.lazy = new LazyServers({
       ...(options.clock && { clock: options.clock }),
       logger: this.log,
@@ -126,8 +126,10 @@ export class Registry {
   /** A new server: state "starting", in the group of its spec (a new one when none has it). */
   private add(server: ServerConfig): void {
     // Read at once (a few small files): the first tools/list, however early, names their tools.
-    this.states.add(server, this.cache?.load(launchKey(server), server.name));
+    const cached = this.cache?.load(launchKey(server), server.name);
+    this.states.add(server, cached);
     const print = fingerprint(server);
+    if (cached?.look) this.needsLooks.remember(print, cached.look);
     let group = this.groupsByKey.get(print);
     if (!group) {
       group = new ServerGroup(print, server, {
@@ -452,10 +454,7 @@ export class Registry {
       const catalog = await pending;
       this.states.discovered(state, catalog, started);
       // One write per group: its names share the launch, and so the entry.
-      if (group.names[0] === name) {
-        this.cache?.saveState(state);
-        this.lookForNeeds(group, state);
-      }
+      if (group.names[0] === name) this.lookForNeeds(group, state);
     } catch (err) {
       // Cut short by mcpx's own shutdown: not a failure of the server.
       if (this.closed) return this.log.debug(`${name}: start cut short by the shutdown`);
@@ -469,15 +468,30 @@ export class Registry {
    * not started for it.
    */
   private lookForNeeds(group: ServerGroup, state: ServerState): void {
+    const of = lookedAt(state.identity, state.tools);
+    // The catalog is written now, with the finding when it was made on these tools: a look
+    // under way (or none to make) must not cost the entry the catalog.
+    const known = this.needsLooks.knownFor(group.key, of);
+    this.cache?.saveState(state, known);
     if (!group.factory.declares || group.lazy || state.tools.length === 0) return;
     this.needsLooks.request(
       group.key,
       state.name,
       group.factory,
       state.tools,
+      of,
       this.config.discoveryTimeoutMs * 4,
-      (needs) => this.states.needs(group.names, needs),
+      (look) => {
+        this.states.needs(group.names, look.needs);
+        // Written again with a new finding (a known one is in the entry already).
+        if (look !== known && !this.closed) this.cache?.saveState(state, look);
+      },
     );
+  }
+
+  /** The finding of which of `state`'s tools need a client capability, if made on them. */
+  private knownLook(group: ServerGroup, state: ServerState) {
+    return this.needsLooks.knownFor(group.key, lookedAt(state.identity, state.tools));
   }
 
   /**
@@ -519,8 +533,9 @@ export class Registry {
       const list = await fetchList(session, kind, this.config.discoveryTimeoutMs, this.log);
       this.states.listed(names, list, kind);
       const first = this.states.get(names[0] ?? "");
-      if (first) this.cache?.saveState(first);
+      // The catalog is written with the look's finding (lookForNeeds) when the tools changed.
       if (first && kind === "tools") this.lookForNeeds(group, first);
+      else if (first) this.cache?.saveState(first, this.knownLook(group, first));
     } catch (err) {
       this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }

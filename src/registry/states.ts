@@ -10,7 +10,7 @@ import type { Logger } from "../logger.js";
 import type { ListKind } from "../upstream/types.js";
 import type { CachedCatalog } from "./catalog-cache.js";
 import { applyList, type ListUpdate } from "./discovery.js";
-import type { ToolNeeds } from "./capability-tools.js";
+import { lookedAt, type ToolNeeds } from "./capability-tools.js";
 import { afterDiscovery, logNotes, withNote, type OptionalMethod } from "./notes.js";
 import { launchKey } from "./catalog-cache.js";
 import type { TrustPins } from "./trust.js";
@@ -48,6 +48,10 @@ export class ServerStates extends Map<string, ServerState> {
   /** A new server: "starting", unless it is lazy and the cache has its catalog (`cached`). */
   add(server: ServerConfig, cached: CachedCatalog | undefined): void {
     const lazy = server.start === "lazy";
+    const { look, ...catalog } = cached ?? {};
+    // Which tools need a client capability, as looked on these same tools: known from the start.
+    const needs =
+      cached && look?.of === lookedAt(cached.identity, cached.tools) ? look.needs : undefined;
     this.set(server.name, {
       name: server.name,
       config: server,
@@ -58,8 +62,9 @@ export class ServerStates extends Map<string, ServerState> {
       resources: [],
       resourceTemplates: [],
       prompts: [],
-      ...cached,
+      ...catalog,
       ...(cached && { catalogFrom: "cache" as const }),
+      ...(needs && Object.keys(needs).length > 0 && { needs }),
       ...(lazy && { running: false }),
     });
     const state = this.get(server.name);

@@ -6,9 +6,12 @@
  * mcpx over stdio and HTTP, SDK clients of both eras.
  */
 import { Client } from "@modelcontextprotocol/client";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   eventually,
+  newCacheHome,
   npmServer,
   startHttp,
   startStdio,
@@ -18,6 +21,8 @@ import {
   type Running,
 } from "../helpers/proxy.js";
 import { MODERN_VERSION } from "../helpers/clients.js";
+import { lookedAt } from "../../src/registry/capability-tools.js";
+import type { CachedCatalog } from "../../src/registry/catalog-cache.js";
 
 const running: Running[] = [];
 afterEach(async () => {
@@ -51,7 +56,7 @@ const describeText = async (r: Running, method?: string) =>
 /** Once mcpx has looked which tools need client capabilities (in the background). */
 const looked = (r: Running) =>
   eventually(
-    () => /everything: \d+ tools? need client capabilities/.test(r.stderr()),
+    () => /everything: \d+ tools? needs? client capabilities/.test(r.stderr()),
     60_000,
     "the look for tools' needs",
   );
@@ -122,6 +127,73 @@ describe.each([
         "[needs elicitation, which this client did not declare]",
       );
       expect(await describeText(r, `everything.${SAMPLING}`)).not.toContain("did not declare");
+    },
+  );
+});
+
+describe("the look's finding, kept in the catalog cache", () => {
+  /** The one cache entry's catalog (server-everything's), once written. */
+  const entry = (cacheHome: string) => {
+    const folder = path.join(cacheHome, "mcpx", "catalogs");
+    const files = existsSync(folder) ? readdirSync(folder).filter((f) => f.endsWith(".json")) : [];
+    if (files.length !== 1) return undefined;
+    return (
+      JSON.parse(readFileSync(path.join(folder, files[0]!), "utf8")) as { catalog: CachedCatalog }
+    ).catalog;
+  };
+
+  it(
+    "a second start on the same cache knows which tools need what without looking again",
+    { timeout: 120_000 },
+    async () => {
+      const file = config();
+      const cacheHome = newCacheHome();
+      const options = { era: "legacy" as const, client: clientWith("legacy", {}), cacheHome };
+      const first = await startStdio(file, [], options);
+      running.push(first);
+      // server-everything lists more tools once it knows its client (list_changed right after
+      // initialize): the entry holds the finding made on the list it settled on.
+      await eventually(
+        () => {
+          const catalog = entry(cacheHome);
+          return catalog?.look?.of === lookedAt(catalog?.identity, catalog?.tools ?? []);
+        },
+        60_000,
+        "the finding on the catalog's own tools in the cache entry",
+      );
+      expect(first.stderr()).toMatch(
+        /everything: 4 tools need client capabilities \(looked in \d+ ms, 4 sessions\)/,
+      );
+      expect(entry(cacheHome)?.look?.needs).toEqual({
+        [SAMPLING]: ["sampling"],
+        [ELICITATION]: ["elicitation"],
+        "trigger-url-elicitation": ["elicitation"],
+        [ROOTS]: ["roots"],
+      });
+      await first.close();
+      running.splice(running.indexOf(first), 1);
+
+      const second = await startStdio(file, [], { ...options, client: clientWith("legacy", {}) });
+      running.push(second);
+      // Marked from the first answer on: the cached catalog holds the finding.
+      const about = await describeText(second, "everything");
+      expect(line(about, SAMPLING)).toContain(
+        "[needs sampling, which this client did not declare]",
+      );
+      expect(line(about, ROOTS)).toContain("[needs roots, which this client did not declare]");
+      await eventually(
+        () =>
+          /everything: 4 tools need client capabilities \(as looked before, on the same tools\)/.test(
+            second.stderr(),
+          ),
+        60_000,
+        "the discovery's reuse of the finding",
+      );
+      expect(second.stderr()).not.toMatch(/looked in \d+ ms/);
+      expect(
+        (await describeText(second, "everything")).match(/which this client did not declare/g)
+          ?.length,
+      ).toBe(4);
     },
   );
 });
