@@ -11,7 +11,9 @@ import {
   ProtocolErrorCode,
   Server,
   type AuthInfo,
+  type CallToolRequest,
   type CallToolResult,
+  type InputRequiredResult,
   type JSONRPCRequest,
   type Result,
   type JSONObject,
@@ -31,7 +33,7 @@ import { VERSION } from "../version.js";
 import type { MetaTool, ProxyContext, RequestContext, SessionMemory } from "./context.js";
 import type { Era } from "../types.js";
 import { inputProblem } from "./input-limits.js";
-import { dispatchPlainRequests } from "./plain-dispatch.js";
+import { dispatchPlainRequests, type ToolCallHandler } from "./plain-dispatch.js";
 import { registerCompletionHandler } from "./handlers/completion.js";
 import type { HandlerEnv } from "./handlers/env.js";
 import { PageCursors } from "./handlers/pages.js";
@@ -93,6 +95,9 @@ function appsExtension(ctx: ProxyContext): Record<string, unknown> | undefined {
  * the MCP Apps extension is declared only once an upstream has it (see appsExtension).
  */
 class Downstream extends Server {
+  /** mcpx's own tools/call handler, as registered (a plain call runs it: plain-dispatch.ts). */
+  toolCall: ToolCallHandler | undefined;
+
   constructor(
     info: ConstructorParameters<typeof Server>[0],
     options: ConstructorParameters<typeof Server>[1],
@@ -134,7 +139,7 @@ class Downstream extends Server {
   override async connect(transport: Transport): Promise<void> {
     const previous = transport.onmessage;
     await super.connect(transport);
-    dispatchPlainRequests(this, transport, previous, this.era === "legacy");
+    dispatchPlainRequests(this, transport, previous, this.era === "legacy", this.toolCall);
   }
 
   override getCapabilities(): ServerCapabilities {
@@ -286,7 +291,10 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
   const ownerOf = (req: ServerContext) => clientId ?? `caller:${callerOf(req)}`;
   registerTaskHandlers(server, { ctx, era: options.era, ownerOf });
 
-  server.setRequestHandler("tools/call", async (request, req) => {
+  const onToolCall = async (
+    request: CallToolRequest,
+    req: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> => {
     const tool =
       META_TOOLS.find((t) => t.name === request.params.name) ??
       directMetaTool(ctx.views.forCaller(callerOf(req)), request.params.name);
@@ -382,7 +390,9 @@ export function createDownstream(ctx: ProxyContext, options: DownstreamOptions):
     // Upstream results pass through: a shape only 2026-07-28 allows (array structuredContent)
     // is projected for a 2025 client instead of failing the SDK's result check.
     return server.projectCallToolResult(answer as CallToolResult, undefined);
-  });
+  };
+  server.setRequestHandler("tools/call", onToolCall);
+  server.toolCall = onToolCall;
   return server;
 }
 

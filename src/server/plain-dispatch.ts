@@ -10,9 +10,9 @@
  * A 2025-era client's plain tools/call (stdio, the daemon's socket, a 2025-era HTTP session)
  * goes one step further: past the SDK's `_onrequest`, whose per-request setup (the era codec's checks, the
  * envelope lifted, closures, a context built twice, four promise hops) costs ~20 µs of a call.
- * The SDK's own tools/call handler still runs (its request and result checks, mcpx's handler
- * inside), with the context `_onrequest` would build for it, and its answer is sent as
- * `_onrequest` sends it. Only requests `_onrequest` would pass to that handler untouched come
+ * The SDK's own tools/call handler still runs, with the context `_onrequest` would build for it
+ * (its zod checks skipped for a request and result they certainly pass: `checkedCall`), and its
+ * answer is sent as `_onrequest` sends it. Only requests `_onrequest` would pass to that handler untouched come
  * this way: no wire-only material to lift (no envelope key in `_meta`, no retry params), nothing
  * but `name`, `arguments` and `_meta`. Cancellation and the connection closing abort them as the
  * SDK aborts its own. test/unit/plain-tool-calls.test.ts holds `_onrequest` as written and
@@ -23,9 +23,12 @@ import {
   CLIENT_INFO_META_KEY,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
+  isInputRequiredResult,
   ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
   SdkError,
   SdkErrorCode,
+  type CallToolRequest,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type MessageExtraInfo,
@@ -38,6 +41,9 @@ import { isRecord } from "../json.js";
 import { plainKind } from "../upstream/lines.js";
 
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
+
+/** mcpx's own tools/call handler, as it registers it with the SDK. */
+export type ToolCallHandler = (request: CallToolRequest, ctx: ServerContext) => Promise<unknown>;
 
 interface WireCodec {
   encodeResult(method: string, result: Result, serverInfo: unknown): unknown;
@@ -52,6 +58,13 @@ interface SdkInternals {
   _outboundServerInfo?: () => unknown;
   _onerror?: (error: Error) => void;
   buildContext?: (ctx: BaseContext, extra?: MessageExtraInfo) => ServerContext;
+  _wrapHandler?: (method: string, handler: Handler) => Handler;
+  _invokeInputRequiredCapableHandler?: (
+    method: string,
+    handler: Handler,
+    request: JSONRPCRequest,
+    ctx: ServerContext,
+  ) => Promise<Result>;
 }
 
 /** `_meta` keys `_onrequest` lifts out of a request (the 2026-07-28 envelope). */
@@ -73,12 +86,13 @@ export function dispatchPlainRequests(
   transport: Transport,
   previous: Transport["onmessage"],
   legacy = false,
+  toolCall?: ToolCallHandler,
 ): void {
   const dispatch = transport.onmessage;
   const sdk = server as unknown as SdkInternals;
   const onrequest = sdk._onrequest;
   if (!dispatch || typeof onrequest !== "function") return;
-  const calls = legacy ? ToolCalls.over(server, transport) : undefined;
+  const calls = legacy ? ToolCalls.over(server, transport, toolCall) : undefined;
   transport.onmessage = (message, extra) => {
     const kind = plainKind(message);
     if (kind !== "request") {
@@ -102,7 +116,11 @@ export function dispatchPlainRequests(
 class ToolCalls {
   private readonly running = new Map<string | number, AbortController>();
 
-  static over(server: Server, transport: Transport): ToolCalls | undefined {
+  static over(
+    server: Server,
+    transport: Transport,
+    toolCall?: ToolCallHandler,
+  ): ToolCalls | undefined {
     const sdk = server as unknown as SdkInternals;
     const handler = sdk._requestHandlers?.get("tools/call");
     if (
@@ -110,10 +128,13 @@ class ToolCalls {
       typeof sdk._wireCodec !== "function" ||
       typeof sdk._outboundServerInfo !== "function" ||
       typeof sdk._onerror !== "function" ||
-      typeof sdk.buildContext !== "function"
+      typeof sdk.buildContext !== "function" ||
+      typeof sdk._wrapHandler !== "function" ||
+      typeof sdk._invokeInputRequiredCapableHandler !== "function"
     )
       return undefined;
-    return new ToolCalls(server, sdk as Required<SdkInternals>, transport, handler);
+    const checked = toolCall && checkedCall(sdk as Required<SdkInternals>, handler, toolCall);
+    return new ToolCalls(server, sdk as Required<SdkInternals>, transport, checked ?? handler);
   }
 
   private constructor(
@@ -219,6 +240,96 @@ class ToolCalls {
 }
 
 const noRequestState = (): undefined => undefined;
+
+/**
+ * The SDK's tools/call handler (`handler`: its `_wrapHandler` around `setRequestHandler`'s
+ * closure around mcpx's `toolCall`) checks the request against the era's zod schema twice and
+ * the result once, each a parse that copies what it checks: ~10 % of a relayed call's CPU, more
+ * on a cold path (a model's spaced calls). A request and a result those schemas certainly
+ * accept, and would return as they are (`plainCallRequest`, `plainCallResult`), skip the parses;
+ * everything else is checked as the SDK checks it: an unusual request runs `handler` itself, an
+ * unusual result goes through `_wrapHandler`'s checks (a handler that returns it). The rest of
+ * what `handler` does (the input-required seam) runs as it is.
+ * test/unit/plain-tool-calls.test.ts holds those closures as written and compares the answers.
+ */
+export function checkedCall(
+  sdk: Required<SdkInternals>,
+  handler: Handler,
+  toolCall: ToolCallHandler,
+): Handler {
+  const own: Handler = (request, ctx) =>
+    toolCall(
+      { method: "tools/call", params: request.params } as CallToolRequest,
+      ctx,
+    ) as Promise<Result>;
+  return async (request, ctx) => {
+    if (!plainCallRequest(request.params)) return handler(request, ctx);
+    const result = await sdk._invokeInputRequiredCapableHandler("tools/call", own, request, ctx);
+    if (isInputRequiredResult(result)) return result;
+    return (
+      plainCallResult(result) ??
+      (await sdk._wrapHandler("tools/call", () => Promise.resolve(result))(request, ctx))
+    );
+  };
+}
+
+/** Keys of `_meta` the 2025 schema checks (it takes every other as it is). */
+const CHECKED_META = ["progressToken", RELATED_TASK_META_KEY];
+
+/**
+ * tools/call params (`untouched` ones: nothing but name, arguments and _meta) the 2025 schema
+ * accepts: a string name, an object of arguments, a `_meta` without keys it would check.
+ */
+function plainCallRequest(params: unknown): boolean {
+  if (!isCopied(params) || typeof params.name !== "string") return false;
+  if (params.arguments !== undefined && !isCopied(params.arguments)) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  if (!isCopied(meta)) return false;
+  const token = meta.progressToken;
+  if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token))
+    return false;
+  return !(RELATED_TASK_META_KEY in meta);
+}
+
+/**
+ * A tools/call result the 2025 schema accepts and would return as it is (the same JSON, key
+ * order included): text blocks of `type` and `text` only, an object of structured content, a
+ * boolean isError, a `_meta` without keys it checks, nothing else. Returned with its keys in the
+ * schema's order; undefined for any other result.
+ */
+function plainCallResult(result: unknown): Result | undefined {
+  if (!isCopied(result)) return undefined;
+  for (const key in result) if (!RESULT_KEYS.includes(key)) return undefined;
+  const { _meta, content, structuredContent, isError } = result;
+  if (!Array.isArray(content)) return undefined;
+  for (const block of content) {
+    if (!isCopied(block) || block.type !== "text" || typeof block.text !== "string")
+      return undefined;
+    const keys = Object.keys(block);
+    if (keys.length !== 2 || keys[0] !== "type") return undefined;
+  }
+  if (structuredContent !== undefined && !isCopied(structuredContent)) return undefined;
+  if (isError !== undefined && typeof isError !== "boolean") return undefined;
+  if (_meta !== undefined) {
+    if (!isCopied(_meta)) return undefined;
+    for (const key of CHECKED_META) if (key in _meta) return undefined;
+  }
+  return {
+    ...(_meta !== undefined && { _meta }),
+    content,
+    ...(structuredContent !== undefined && { structuredContent }),
+    ...(isError !== undefined && { isError }),
+  };
+}
+
+/** The keys of a 2025 CallToolResult, in its schema's order. */
+const RESULT_KEYS = ["_meta", "content", "structuredContent", "isError"];
+
+/** A plain object the schema copies key by key as it is (no own `__proto__`, as lines.ts). */
+function isCopied(value: unknown): value is Record<string, unknown> {
+  return isRecord(value) && !Object.hasOwn(value, "__proto__");
+}
 
 /** What `_onrequest` hands `buildContext`: the request's own part of its context. */
 export interface BaseContext {
