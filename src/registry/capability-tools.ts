@@ -88,11 +88,14 @@ export async function lookForNeeds(
   const needs: ToolNeeds = {};
   for (const need of CLIENT_NEEDS) {
     const without = await listWith(CLIENT_NEEDS.filter((n) => n !== need));
-    for (const t of missing) if (!without.has(t.name)) (needs[t.name] ??= []).push(need);
+    // Own keys only: a tool may be named `toString`.
+    for (const t of missing)
+      if (!without.has(t.name))
+        (Object.hasOwn(needs, t.name) ? needs[t.name]! : (needs[t.name] = [])).push(need);
   }
   // Listed with all three, with none missing alone: it needs them together (or the server's
   // list varies for another reason); say all three rather than nothing.
-  for (const t of missing) needs[t.name] ??= [...CLIENT_NEEDS];
+  for (const t of missing) if (!Object.hasOwn(needs, t.name)) needs[t.name] = [...CLIENT_NEEDS];
   return { needs, sessions: 1 + CLIENT_NEEDS.length };
 }
 
@@ -187,43 +190,54 @@ export class NeedsLooks {
     done: (look: KnownLook) => void,
   ): void {
     if (this.stop.signal.aborted) return;
+    // The same tools asked about again (a list_changed that changed nothing): the wait goes on
+    // from the first ask, so a server that repeats it every second is still looked at.
+    const waiting = this.queue.get(key);
+    const at = waiting?.of === of ? waiting.at : this.clock.now();
     // Re-inserted: the oldest request goes first.
     this.queue.delete(key);
-    this.queue.set(key, { name, open, tools, of, timeoutMs, at: this.clock.now(), done });
+    this.queue.set(key, { name, open, tools, of, timeoutMs, at, done });
     this.running ??= this.drain();
   }
 
   private async drain(): Promise<void> {
-    while (!this.stop.signal.aborted) {
-      const [key, request] = this.queue.entries().next().value ?? [];
-      if (key === undefined || request === undefined) break;
-      const wait = request.at + LOOK_SETTLE_MS - this.clock.now();
-      if (wait > 0) {
-        await this.delay(wait);
-        continue; // A newer request may have taken its place meanwhile.
+    try {
+      while (!this.stop.signal.aborted) {
+        const [key, request] = this.queue.entries().next().value ?? [];
+        if (key === undefined || request === undefined) break;
+        const wait = request.at + LOOK_SETTLE_MS - this.clock.now();
+        if (wait > 0) {
+          await this.delay(wait);
+          continue; // A newer request may have taken its place meanwhile.
+        }
+        this.queue.delete(key);
+        await this.look(key, request);
       }
-      this.queue.delete(key);
-      await this.look(key, request);
+    } finally {
+      this.running = undefined;
     }
-    this.running = undefined;
   }
 
   private async look(key: string, r: LookRequest): Promise<void> {
-    const known = this.knownFor(key, r.of);
-    if (known) {
-      this.log.info(`${r.name}: ${counted(known.needs)} (as looked before, on the same tools)`);
-      r.done(known);
-      return;
-    }
     const started = performance.now();
-    const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(r.timeoutMs)]);
     try {
+      const known = this.knownFor(key, r.of);
+      if (known) {
+        this.log.info(`${r.name}: ${counted(known.needs)} (as looked before, on the same tools)`);
+        r.done(known);
+        return;
+      }
+      const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(r.timeoutMs)]);
       const found = await lookForNeeds(r.open, r.tools, { timeoutMs: r.timeoutMs, signal });
       this.log.info(
         `${r.name}: ${counted(found.needs)} (looked in ${Math.round(performance.now() - started)} ms, ${found.sessions} session${found.sessions === 1 ? "" : "s"})`,
       );
       if (this.stop.signal.aborted) return;
       const look = { of: r.of, needs: found.needs };
+      // The group's tools changed while it looked: the finding is of a list it no longer has
+      // (the newer request, queued, looks at the one it has).
+      const newer = this.queue.get(key);
+      if (newer && newer.of !== r.of) return;
       this.known.set(key, look);
       r.done(look);
     } catch (err) {

@@ -83,13 +83,15 @@ const entrySchema = z.object({
     resources: z.array(z.looseObject({ uri: z.string(), name: z.string() })),
     resourceTemplates: z.array(z.looseObject({ uriTemplate: z.string(), name: z.string() })),
     prompts: z.array(z.looseObject({ name: z.string() })),
-    // Optional: entries written before it are read as they were (their servers looked at again).
+    // Optional: entries written before it are read as they were (their servers looked at again);
+    // one this version cannot read (a need it does not know) costs the look, not the catalog.
     look: z
       .object({
         of: z.string(),
         needs: z.record(z.string(), z.array(z.enum(CLIENT_NEEDS))),
       })
-      .optional(),
+      .optional()
+      .catch(undefined),
   }),
 });
 

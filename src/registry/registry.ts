@@ -473,7 +473,11 @@ export class Registry {
     // under way (or none to make) must not cost the entry the catalog.
     const known = this.needsLooks.knownFor(group.key, of);
     this.cache?.saveState(state, known);
-    if (!group.factory.declares || group.lazy || state.tools.length === 0) return;
+    if (!group.factory.declares || group.lazy || state.tools.length === 0) {
+      // No look: a finding on these very tools stands (the cache's), any other is cleared.
+      this.states.needs(group.names, known?.needs ?? {});
+      return;
+    }
     this.needsLooks.request(
       group.key,
       state.name,

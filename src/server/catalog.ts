@@ -73,7 +73,9 @@ export function describeDescription(servers: readonly ServerState[]): string {
  */
 export function lacks(s: ServerState, tool: ToolDef, abilities: ClientAbilities | undefined) {
   if (!abilities) return [];
-  return lacking(s.needs?.[tool.name], abilities, (s.config.roots?.length ?? 0) > 0);
+  // Own keys only: a tool may be named `toString`.
+  const needs = s.needs && Object.hasOwn(s.needs, tool.name) ? s.needs[tool.name] : undefined;
+  return lacking(needs, abilities, (s.config.roots?.length ?? 0) > 0);
 }
 
 /** ` [needs sampling, which this client did not declare]` after a tool's line, or nothing. */

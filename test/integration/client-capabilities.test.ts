@@ -161,8 +161,14 @@ describe("the look's finding, kept in the catalog cache", () => {
         60_000,
         "the finding on the catalog's own tools in the cache entry",
       );
-      expect(first.stderr()).toMatch(
-        /everything: 4 tools need client capabilities \(looked in \d+ ms, 4 sessions\)/,
+      // Its log line may still be in the pipe when the entry is on disk.
+      await eventually(
+        () =>
+          /everything: 4 tools need client capabilities \(looked in \d+ ms, 4 sessions\)/.test(
+            first.stderr(),
+          ),
+        10_000,
+        "the look's log line",
       );
       expect(entry(cacheHome)?.look?.needs).toEqual({
         [SAMPLING]: ["sampling"],

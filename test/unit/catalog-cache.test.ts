@@ -13,6 +13,9 @@ import {
   launchKey,
   type CachedCatalog,
 } from "../../src/registry/catalog-cache.js";
+import { lookedAt } from "../../src/registry/capability-tools.js";
+import { ServerStates } from "../../src/registry/states.js";
+import { lacks } from "../../src/server/catalog.js";
 import { quietLogger } from "../helpers/inmemory.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -131,6 +134,57 @@ describe("CatalogCache", () => {
     cache.save("k1", "s", catalog(["echo"]));
     await cache.flush();
     expect(cache.load("k1", "s")?.tools).toHaveLength(1);
+  });
+
+  it("keeps a look's finding with the catalog; one it cannot read costs the finding only", async () => {
+    const dir = tempDir();
+    const lines: string[] = [];
+    const cache = cacheIn(dir, lines);
+    const cached = catalog(["echo", "sample"]);
+    const look = {
+      of: lookedAt(cached.identity, cached.tools),
+      needs: { sample: ["sampling" as const] },
+    };
+    cache.save("k1", "s", { ...cached, look });
+    await cache.flush();
+    expect(cache.load("k1", "s")?.look).toEqual(look);
+    // Written before looks were kept: read as it was.
+    const entry = JSON.parse(readFileSync(cache.file("k1"), "utf8")) as {
+      catalog: Record<string, unknown>;
+    };
+    delete entry.catalog.look;
+    writeFileSync(cache.file("k1"), JSON.stringify(entry));
+    expect(cache.load("k1", "s")?.tools).toHaveLength(2);
+    expect(cache.load("k1", "s")?.look).toBeUndefined();
+    // A need this version does not know (a newer mcpx wrote it): the catalog stays.
+    entry.catalog.look = { of: look.of, needs: { sample: ["tasks"] } };
+    writeFileSync(cache.file("k1"), JSON.stringify(entry));
+    lines.length = 0;
+    expect(cache.load("k1", "s")?.tools).toHaveLength(2);
+    expect(cache.load("k1", "s")?.look).toBeUndefined();
+    expect(lines.filter((l) => l.includes("corrupt"))).toEqual([]);
+  });
+
+  it("a server starts with the cached finding only when it was made on the cached tools", () => {
+    const states = new ServerStates(quietLogger(), Date.now);
+    const cached = catalog(["echo", "sample", "toString"]);
+    const needs = { sample: ["sampling" as const] };
+    states.add(server({ command: "node" }, "a"), {
+      ...cached,
+      look: { of: lookedAt(cached.identity, cached.tools), needs },
+    });
+    states.add(server({ command: "node" }, "b"), {
+      ...cached,
+      look: { of: lookedAt(cached.identity, [cached.tools[0]!]), needs },
+    });
+    const a = states.get("a")!;
+    expect(a.needs).toEqual(needs);
+    expect(states.get("b")!.needs).toBeUndefined();
+    expect("look" in a).toBe(false);
+    // A tool named after an Object method needs nothing (not Object.prototype's function).
+    const abilities = { sampling: false, elicitForm: false, elicitUrl: false, roots: false };
+    expect(lacks(a, a.tools[2]!, abilities)).toEqual([]);
+    expect(lacks(a, a.tools[1]!, abilities)).toEqual(["sampling"]);
   });
 
   it("keeps the total under its bound by evicting the oldest entries, and skips oversized ones", async () => {

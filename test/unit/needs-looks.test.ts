@@ -139,6 +139,61 @@ describe("NeedsLooks", () => {
     },
   );
 
+  it(
+    "drops a finding on tools the group no longer lists, and looks at the ones it does",
+    { timeout: 60_000 },
+    async () => {
+      const clock = new FakeClock();
+      const needsLooks = new NeedsLooks(quietLogger(), clock);
+      looks.push(needsLooks);
+      const { open, opened } = everything();
+      const before = [tool("echo")];
+      const after = [tool("echo"), tool("trigger-sampling-request")];
+      const found: [string, KnownLook][] = [];
+      needsLooks.request(
+        "g",
+        "everything",
+        open,
+        before,
+        lookedAt(undefined, before),
+        20_000,
+        (l) => found.push(["before", l]),
+      );
+      await clock.advance(LOOK_SETTLE_MS);
+      await eventually(() => opened() > 0, 10_000, "the first look under way");
+      // The list changes while the first look runs.
+      needsLooks.request("g", "everything", open, after, lookedAt(undefined, after), 20_000, (l) =>
+        found.push(["after", l]),
+      );
+      // The first look ends (one session: the bare one lists echo) and hands nothing back.
+      await eventually(() => opened() === 1 && clock.pending === 1, 20_000, "the first look's end");
+      expect(found).toEqual([]);
+      expect(needsLooks.knownFor("g", lookedAt(undefined, before))).toBeUndefined();
+      await clock.advance(LOOK_SETTLE_MS);
+      await eventually(() => found.length === 1, 30_000, "the look at the new list");
+      expect(found[0]![0]).toBe("after");
+      expect(found[0]![1].needs).toEqual({ "trigger-sampling-request": ["sampling"] });
+    },
+  );
+
+  it("a list announced again and again with the same tools is still looked at", async () => {
+    const clock = new FakeClock();
+    const needsLooks = new NeedsLooks(quietLogger(), clock);
+    looks.push(needsLooks);
+    const tools = [tool("echo")];
+    const cached: KnownLook = { of: lookedAt(undefined, tools), needs: {} };
+    needsLooks.remember("g", cached);
+    const found: KnownLook[] = [];
+    for (let i = 0; i < 5; i++) {
+      needsLooks.request("g", "everything", everything().open, tools, cached.of, 20_000, (l) =>
+        found.push(l),
+      );
+      await clock.advance(LOOK_SETTLE_MS / 2 - 1);
+    }
+    // 2 s after the first ask (each ask half a second apart): its turn came once, not never.
+    expect(found).toEqual([cached]);
+  });
+
   it("close() ends a look still waiting to settle: no session is opened", async () => {
     const clock = new FakeClock();
     const needsLooks = new NeedsLooks(quietLogger(), clock);
