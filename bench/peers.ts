@@ -7,7 +7,7 @@
  *
  * MCPX_BENCH_PEERS_CALLS sets the calls per arm and round (default 3,000);
  * MCPX_BENCH_PEERS_LATENCY the calls per latency arm and phase (default 400);
- * MCPX_BENCH_PEERS_WARM the calls per latency arm before the warm phase (default 2,000).
+ * MCPX_BENCH_PEERS_WARM the calls per latency arm before the warm phase (default 4,000).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -31,19 +31,20 @@ import { resultText } from "./upstreams.js";
 
 const CALLS = Number(process.env.MCPX_BENCH_PEERS_CALLS ?? 3_000);
 const LATENCY_CALLS = Number(process.env.MCPX_BENCH_PEERS_LATENCY ?? 400);
-/**
- * Latency is read twice per arm: over the first calls after start (every process's code still
- * being compiled by V8: each call runs slower, and a proxy, three processes' code instead of two,
- * slower still), and once each arm has made this many calls (compiled: the steady state of a
- * long-lived client or the shared daemon, and the state of the issue's own direct figure).
- */
-const WARM_FROM = Math.max(
-  Number(process.env.MCPX_BENCH_PEERS_WARM ?? 2_000),
-  30 + Number(process.env.MCPX_BENCH_PEERS_LATENCY ?? 400),
-);
 const CLIENTS = 32;
 const ROUNDS = 3;
 const WARMUP = 30;
+/**
+ * Latency is read twice per arm: over the first calls of a new client (over stdio, of a new mcpx
+ * and upstream: every process's code still being compiled by V8, each call slower, a proxy's
+ * three processes slower still; its first seconds also hold mcpx's background look at which
+ * tools need a client capability), and once each arm has made this many calls (compiled, the
+ * look long over: the steady state of a long-lived client or the shared daemon).
+ */
+const WARM_FROM = Math.max(
+  Number(process.env.MCPX_BENCH_PEERS_WARM ?? 4_000) || 0,
+  WARMUP + LATENCY_CALLS,
+);
 const TARGET = { hub: 1, proxy: 1.3, echo: 0.8, stdioMs: 0.25, httpMs: 0.3, rssMb: 120 };
 
 const p50 = (xs: number[]) => percentile(xs, 50);
@@ -322,7 +323,7 @@ function render(
       check(httpAdded <= TARGET.httpMs),
     ],
     [
-      `the same over the first ${LATENCY_CALLS} calls after start: stdio · byte relay · HTTP`,
+      `the same over a new client's first ${LATENCY_CALLS} calls: stdio · byte relay · HTTP`,
       `${shown(stdio.cold)} · ${shown(stdio.cold, 2)} · ${shown(http.cold)}`,
       "—",
       "—",
@@ -373,9 +374,11 @@ function render(
       "(what a second process hop costs at the least: two pipe writes and two wake-ups). " +
       `Read over ${LATENCY_CALLS} calls per arm from call ${WARM_FROM.toLocaleString("en-US")} on, once V8 has compiled every process's hot code ` +
       "(as in a long-lived client or the shared daemon), " +
-      `and, in the last row, over the first ${LATENCY_CALLS} after ${WARMUP} warm-up calls, while it has not ` +
-      "(every arm is slower then, mcpx most: a call runs through three processes' code instead of two, " +
-      "and mcpx's first seconds include its background look at which tools need a client capability, four short sessions of server-everything).",
+      `and, in the last row, over a new client's first ${LATENCY_CALLS} calls after ${WARMUP} warm-up ones. ` +
+      "Over stdio each client spawns its own processes (mcpx and server-everything, or the relay, or server-everything alone), " +
+      "whose code V8 has not compiled yet: every arm is slower then, mcpx most (a call runs through three processes' code instead of two, " +
+      "and its first seconds hold its background look at which tools need a client capability, four short sessions of server-everything). " +
+      "Over HTTP the servers have served the rounds above: only the clients are new.",
     "",
     table(["target (issue 30)", "value", "target", "status"], targets, [
       "left",

@@ -326,9 +326,14 @@ function plainCallResult(result: unknown): Result | undefined {
 /** The keys of a 2025 CallToolResult, in its schema's order. */
 const RESULT_KEYS = ["_meta", "content", "structuredContent", "isError"];
 
-/** A plain object the schema copies key by key as it is (no own `__proto__`, as lines.ts). */
+/**
+ * A plain object the schema copies key by key as it is: made by JSON.parse or a literal (not a
+ * Map, a Date…), without an own `__proto__` key (as lines.ts).
+ */
 function isCopied(value: unknown): value is Record<string, unknown> {
-  return isRecord(value) && !Object.hasOwn(value, "__proto__");
+  if (!isRecord(value) || Object.hasOwn(value, "__proto__")) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /** What `_onrequest` hands `buildContext`: the request's own part of its context. */

@@ -17,6 +17,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkedCall, type ToolCallHandler } from "../../src/server/plain-dispatch.js";
 
+const RELATED = "io.modelcontextprotocol/related-task";
+
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 type Internals = {
   _negotiatedProtocolVersion?: string;
@@ -125,6 +127,8 @@ describe("the shortcut past the SDK's tools/call checks", () => {
       [CALL, { content: "x" }],
       [CALL, {}],
       [CALL, { content: [], isError: "yes" }],
+      // Not from JSON: built in the process.
+      [CALL, { content: [], structuredContent: new Map([["a", 1]]) }],
     ];
     for (const [params, result] of unusual) {
       const { sdkWay, fastWay } = await t.both(params, result);
@@ -134,6 +138,7 @@ describe("the shortcut past the SDK's tools/call checks", () => {
     const requests: Record<string, unknown>[] = [
       { name: 5 },
       { name: "call", arguments: [1] },
+      { name: "call", arguments: new Map([["a", 1]]) },
       { name: "call", _meta: { progressToken: 1.5 } },
       { name: "call", _meta: { "io.modelcontextprotocol/related-task": { taskId: 1 } } },
       JSON.parse('{"name":"call","arguments":{"__proto__":{"x":1}}}') as Record<string, unknown>,
@@ -166,7 +171,7 @@ describe("the shortcut past the SDK's tools/call checks", () => {
             structuredContent: mostly(fc.dictionary(fc.string(), json), json),
             _meta: mostly(
               fc.dictionary(
-                fc.constantFrom("mcpx/x", "a", "b", "c", "d", "__proto__", "progressToken"),
+                fc.constantFrom("mcpx/x", "a", "b", "c", "__proto__", "progressToken", RELATED),
                 json,
               ),
               json,
@@ -188,6 +193,38 @@ describe("the shortcut past the SDK's tools/call checks", () => {
     const { wrapped } = t.counts();
     expect(wrapped).toBeGreaterThan(100);
     expect(t.runs() - wrapped).toBeGreaterThan(100);
+  });
+
+  it("answers any request as the SDK does (generated)", async () => {
+    const t = setup();
+    const json = fc.jsonValue({ maxDepth: 2 });
+    const mostly = <T, U>(usual: fc.Arbitrary<T>, other: fc.Arbitrary<U>) =>
+      fc.oneof({ arbitrary: usual, weight: 6 }, { arbitrary: other, weight: 1 });
+    const params = fc.record(
+      {
+        name: mostly(fc.string(), json),
+        arguments: mostly(fc.dictionary(fc.string(), json), json),
+        _meta: mostly(
+          fc.dictionary(
+            fc.constantFrom("a", "b", "progressToken", RELATED, "__proto__"),
+            fc.oneof(json, fc.integer(), fc.double(), fc.record({ taskId: json })),
+          ),
+          json,
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(params, async (p) => {
+        const { sdkWay, fastWay } = await t.both(p, { content: [] });
+        expect(fastWay).toEqual(sdkWay);
+      }),
+      { numRuns: 500 },
+    );
+    // Both ways were taken, many times.
+    const { viaHandler } = t.counts();
+    expect(viaHandler).toBeGreaterThan(50);
+    expect(t.runs() - viaHandler).toBeGreaterThan(50);
   });
 
   it("stands in for the SDK's checks as this SDK writes them (an upgrade that changes them fails here)", () => {
