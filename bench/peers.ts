@@ -6,7 +6,8 @@
  * to one client's p50 latency over stdio and HTTP.
  *
  * MCPX_BENCH_PEERS_CALLS sets the calls per arm and round (default 3,000);
- * MCPX_BENCH_PEERS_LATENCY the calls per latency arm and phase (default 400);
+ * MCPX_BENCH_PEERS_LATENCY the calls per latency arm read cold (default 400), and
+ * MCPX_BENCH_PEERS_WARM_LATENCY warm (default 1,000);
  * MCPX_BENCH_PEERS_WARM the calls per latency arm before the warm phase (default 4,000).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,7 +16,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { cpuMs, memoryKb } from "./lib/processes.js";
+import { cpuMs, memoryKb, untilQuiet, type QuietWait } from "./lib/processes.js";
 import { percentile } from "./lib/stats.js";
 import {
   ARMS,
@@ -31,6 +32,7 @@ import { resultText } from "./upstreams.js";
 
 const CALLS = Number(process.env.MCPX_BENCH_PEERS_CALLS ?? 3_000);
 const LATENCY_CALLS = Number(process.env.MCPX_BENCH_PEERS_LATENCY ?? 400);
+const WARM_LATENCY_CALLS = Number(process.env.MCPX_BENCH_PEERS_WARM_LATENCY ?? 1_000);
 const CLIENTS = 32;
 const ROUNDS = 3;
 const WARMUP = 30;
@@ -87,6 +89,16 @@ async function burst(peer: Peer, clients: Client[], calls: number, round: number
   return { rate: (calls - failed) / seconds, failed, cpu: (cpuMs(peer.pid) - cpu0) / calls };
 }
 
+/** The waits for a quiet machine, as the report says them. */
+function quietText(waits: QuietWait[]): string {
+  const when = ["before the rounds", "before the latency arms"];
+  const said = waits.map(
+    (w, i) =>
+      `${(w.waitedMs / 1000).toFixed(1)} s ${when[i] ?? ""}${w.quiet ? "" : " (never quiet: went on)"}`,
+  );
+  return `the CPUs busy under 15 % for half a second; waited ${said.join(", ")}`;
+}
+
 /** p50 in ms of each arm, over the first calls after start and once warm. */
 interface Latency {
   cold: number[];
@@ -94,13 +106,13 @@ interface Latency {
 }
 
 /**
- * Alternates one call per arm: `LATENCY_CALLS` each read after `WARMUP` (cold), and again after
- * `WARM_FROM` (warm); p50 of each arm in each phase.
+ * Alternates one call per arm: `LATENCY_CALLS` each read after `WARMUP` (cold), and
+ * `WARM_LATENCY_CALLS` after `WARM_FROM` (warm); p50 of each arm in each phase.
  */
 async function interleaved(arms: { call(i: number): Promise<void> }[]): Promise<Latency> {
   const cold: number[][] = arms.map(() => []);
   const warm: number[][] = arms.map(() => []);
-  for (let i = 0; i < WARM_FROM + LATENCY_CALLS; i++) {
+  for (let i = 0; i < WARM_FROM + WARM_LATENCY_CALLS; i++) {
     const into =
       i < WARMUP ? undefined : i < WARMUP + LATENCY_CALLS ? cold : i < WARM_FROM ? undefined : warm;
     // Rotate which arm goes first, so none always follows the same other arm's call.
@@ -202,6 +214,8 @@ export async function runPeersBench(): Promise<BenchSection> {
     console.error(`bench peers: client error outside a call: ${String(err)}`);
   };
   process.on("unhandledRejection", onStray);
+  /** The waits for a quiet machine: before the rounds, before the latency arms. */
+  const quiet: QuietWait[] = [];
   try {
     for (const [key, startArm] of Object.entries(ARMS) as [
       ArmKey,
@@ -231,6 +245,9 @@ export async function runPeersBench(): Promise<BenchSection> {
         await Promise.all(list.map((client, c) => checkedCall(client, peer, `warm-${c}`)));
       }
       const keys = [...peers.keys()];
+      // Rounds start on a quiet machine: the sessions just opened (supergateway started a
+      // server-everything for each) have finished starting.
+      quiet.push(await untilQuiet());
       for (let r = 0; r < ROUNDS; r++) {
         // Rotate the order round by round, so no arm always runs first or after the same one.
         const order = keys.map((_, i) => keys[(i + r * 3) % keys.length]!);
@@ -245,13 +262,19 @@ export async function runPeersBench(): Promise<BenchSection> {
       await Promise.all([...clients.values()].flat().map((c) => c.close()));
     }
 
+    // The latency arms alone on the machine: the other peers (supergateway's 32 upstreams among
+    // them) stopped.
+    await Promise.all(
+      [...peers].filter(([k]) => k !== "direct" && k !== "mcpx").map(([, p]) => p.stop()),
+    );
+    quiet.push(await untilQuiet());
     const stdio = await stdioLatency(dir);
     const http = await httpLatency(peers.get("direct")!, peers.get("mcpx")!);
     loads.push(load());
     return {
       id: "peers",
       title: "Peers: mcpx and the proxies a user could pick instead",
-      markdown: render(results, stdio, http, loads, performance.now() - started, stray),
+      markdown: render(results, stdio, http, loads, performance.now() - started, stray, quiet),
     };
   } finally {
     process.off("unhandledRejection", onStray);
@@ -267,6 +290,7 @@ function render(
   loads: number[],
   elapsedMs: number,
   stray: number,
+  quiet: QuietWait[],
 ): string {
   const rate = (key: ArmKey) => p50(results.get(key)!.rounds.map((r) => r.rate));
   const pct = (key: ArmKey, base: ArmKey) => `${((rate(key) / rate(base)) * 100).toFixed(0)} %`;
@@ -329,7 +353,7 @@ function render(
       "—",
     ],
     [
-      `mcpx (shared) RSS after ${ROUNDS * CALLS + CLIENTS} calls from ${CLIENTS} clients`,
+      `mcpx (shared) RSS after ${(ROUNDS * CALLS + CLIENTS).toLocaleString("en-US")} calls from ${CLIENTS} clients`,
       `${afterMb.toFixed(0)} MB`,
       `≤ ${TARGET.rssMb} MB`,
       check(afterMb <= TARGET.rssMb),
@@ -343,7 +367,7 @@ function render(
     "",
     `Each arm serves server-everything's \`echo\` (the minimal SDK echo server, bench/echo-server.mjs, for the last two) over HTTP; ` +
       `${CLIENTS} SDK clients per arm (SDK 1.x, one MCP session each) make ${CALLS.toLocaleString("en-US")} calls per round back to back, ` +
-      `every answer checked; ${ROUNDS} rounds, the arms interleaved in a rotating order; calls/s is the median round. ` +
+      `every answer checked; ${ROUNDS} rounds, the arms interleaved in a rotating order, started once the machine is quiet (${quietText(quiet)}); calls/s is the median round. ` +
       "server-everything direct: its own streamable HTTP (express, stateful). mcp-hub: its `/mcp` endpoint, the deprecated HTTP+SSE transport " +
       "(started offline: HOME and XDG folders in a temp folder with its registry cache seeded). mcp-proxy: `--port`, streamable HTTP. " +
       "supergateway: `--outputTransport streamableHttp --stateful` (one server-everything per session). mcpx: the built " +
@@ -368,11 +392,11 @@ function render(
     "",
     `Client errors outside any call (a background send of the SDK client failing): ${stray}.`,
     "",
-    `Added p50 latency: one SDK client per arm, the arms taking turns call by call: ` +
+    `Added p50 latency (the other peers stopped first): one SDK client per arm, the arms taking turns call by call: ` +
       "a direct client of server-everything vs the same calls through mcpx (shared), over stdio and over HTTP; " +
       "over stdio also through `bench/relay.mjs`, a process that copies bytes both ways and parses nothing " +
       "(what a second process hop costs at the least: two pipe writes and two wake-ups). " +
-      `Read over ${LATENCY_CALLS} calls per arm from call ${WARM_FROM.toLocaleString("en-US")} on, once V8 has compiled every process's hot code ` +
+      `Read over ${WARM_LATENCY_CALLS.toLocaleString("en-US")} calls per arm from call ${WARM_FROM.toLocaleString("en-US")} on, once V8 has compiled every process's hot code ` +
       "(as in a long-lived client or the shared daemon), " +
       `and, in the last row, over a new client's first ${LATENCY_CALLS} calls after ${WARMUP} warm-up ones. ` +
       "Over stdio each client spawns its own processes (mcpx and server-everything, or the relay, or server-everything alone), " +

@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
+import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { memoryOf, startTime } from "../../test/helpers/procfs.js";
 import { descendants } from "../../test/helpers/proxy.js";
@@ -95,4 +96,43 @@ export function createReaper(
     }
     return still.length;
   };
+}
+
+/** The machine's busy and total CPU time so far, in ms, over all cores. */
+function machineCpu(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of os.cpus()) {
+    const used = times.user + times.nice + times.sys + times.irq;
+    busy += used;
+    total += used + times.idle;
+  }
+  return { busy, total };
+}
+
+/** How long a wait for a quiet machine took, and whether it came (see `untilQuiet`). */
+export interface QuietWait {
+  waitedMs: number;
+  quiet: boolean;
+}
+
+/**
+ * Waits until the machine's CPUs were busy less than `maxShare` of a `windowMs` window (what a
+ * benchmark started just before, a process still starting, is done), at most `timeoutMs`.
+ */
+export async function untilQuiet(
+  maxShare = 0.15,
+  windowMs = 500,
+  timeoutMs = 30_000,
+): Promise<QuietWait> {
+  const started = performance.now();
+  for (;;) {
+    const a = machineCpu();
+    await sleep(windowMs);
+    const b = machineCpu();
+    const share = (b.busy - a.busy) / Math.max(1, b.total - a.total);
+    const waitedMs = performance.now() - started;
+    if (share < maxShare) return { waitedMs, quiet: true };
+    if (waitedMs >= timeoutMs) return { waitedMs, quiet: false };
+  }
 }
