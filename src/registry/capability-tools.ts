@@ -170,6 +170,11 @@ export class NeedsLooks {
     this.known.set(key, look);
   }
 
+  /** `key`'s last finding, whatever tools it was made on. */
+  last(key: string): KnownLook | undefined {
+    return this.known.get(key);
+  }
+
   /** `key`'s finding, if it was made on `of`. */
   knownFor(key: string, of: string): KnownLook | undefined {
     const look = this.known.get(key);

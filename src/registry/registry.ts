@@ -493,11 +493,6 @@ export class Registry {
     );
   }
 
-  /** The finding of which of `state`'s tools need a client capability, if made on them. */
-  private knownLook(group: ServerGroup, state: ServerState) {
-    return this.needsLooks.knownFor(group.key, lookedAt(state.identity, state.tools));
-  }
-
   /**
    * Note (or clear, `why` undefined) a relayed optional request's failure on every server of
    * `name`'s group (completion/complete, resources/subscribe and unsubscribe).
@@ -539,7 +534,9 @@ export class Registry {
       const first = this.states.get(names[0] ?? "");
       // The catalog is written with the look's finding (lookForNeeds) when the tools changed.
       if (first && kind === "tools") this.lookForNeeds(group, first);
-      else if (first) this.cache?.saveState(first, this.knownLook(group, first));
+      // Other lists leave the tools as they were: the last finding goes with them (an entry
+      // whose finding is not of its tools is read without it: states.ts).
+      else if (first) this.cache?.saveState(first, this.needsLooks.last(group.key));
     } catch (err) {
       this.log.warn(`${names.join(", ")}: refreshing ${kind} failed: ${errorMessage(err)}`);
     }

@@ -48,34 +48,39 @@ function everything(): { open: ClientFactory; opened: () => number } {
 
 const tool = (name: string): ToolDef => ({ name, inputSchema: { type: "object" } });
 
+/** Looks on a fake clock (closed after the test), and server-everything's counted factory. */
+function looksOn(lines: string[] = []) {
+  const clock = new FakeClock();
+  const needsLooks = new NeedsLooks(quietLogger(lines), clock);
+  looks.push(needsLooks);
+  return { clock, needsLooks, ...everything() };
+}
+
+/** Ask for a look at `tools` of the group "g". */
+function ask(
+  needsLooks: NeedsLooks,
+  open: ClientFactory,
+  tools: ToolDef[],
+  done: (look: KnownLook) => void,
+): void {
+  needsLooks.request("g", "everything", open, tools, lookedAt(undefined, tools), 20_000, done);
+}
+
 describe("NeedsLooks", () => {
   it(
     "looks once, after the settle time, at the newest list; then not again on the same tools",
     { timeout: 60_000 },
     async () => {
-      const clock = new FakeClock();
       const lines: string[] = [];
-      const needsLooks = new NeedsLooks(quietLogger(lines), clock);
-      looks.push(needsLooks);
-      const { open, opened } = everything();
+      const { clock, needsLooks, open, opened } = looksOn(lines);
       const found: [string, KnownLook][] = [];
       const first = [tool("echo")];
       const settled = [tool("echo"), tool("trigger-sampling-request")];
-      needsLooks.request("g", "everything", open, first, lookedAt(undefined, first), 20_000, (l) =>
-        found.push(["first", l]),
-      );
+      ask(needsLooks, open, first, (l) => found.push(["first", l]));
       await clock.advance(LOOK_SETTLE_MS / 2);
       // The list changed before the first look began: only the newest is looked at, and its
       // settle time starts afresh.
-      needsLooks.request(
-        "g",
-        "everything",
-        open,
-        settled,
-        lookedAt(undefined, settled),
-        20_000,
-        (l) => found.push(["settled", l]),
-      );
+      ask(needsLooks, open, settled, (l) => found.push(["settled", l]));
       await clock.advance(LOOK_SETTLE_MS / 2 + 1);
       expect(opened()).toBe(0);
       await clock.advance(LOOK_SETTLE_MS / 2);
@@ -93,15 +98,7 @@ describe("NeedsLooks", () => {
 
       // The same tools again (a list_changed that changed nothing, or the catalog cache's finding):
       // the finding is handed back with no session.
-      needsLooks.request(
-        "g",
-        "everything",
-        open,
-        settled,
-        lookedAt(undefined, settled),
-        20_000,
-        (l) => found.push(["again", l]),
-      );
+      ask(needsLooks, open, settled, (l) => found.push(["again", l]));
       await clock.advance(LOOK_SETTLE_MS);
       await eventually(() => found.length === 2, 5_000, "the known finding");
       expect(found[1]).toEqual(["again", found[0]![1]]);
@@ -116,10 +113,7 @@ describe("NeedsLooks", () => {
     "a finding remembered from the catalog cache stands for tools it was made on only",
     { timeout: 60_000 },
     async () => {
-      const clock = new FakeClock();
-      const needsLooks = new NeedsLooks(quietLogger(), clock);
-      looks.push(needsLooks);
-      const { open, opened } = everything();
+      const { clock, needsLooks, open, opened } = looksOn();
       const tools = [tool("echo"), tool("get-roots-list")];
       const cached: KnownLook = {
         of: lookedAt(undefined, tools),
@@ -143,28 +137,15 @@ describe("NeedsLooks", () => {
     "drops a finding on tools the group no longer lists, and looks at the ones it does",
     { timeout: 60_000 },
     async () => {
-      const clock = new FakeClock();
-      const needsLooks = new NeedsLooks(quietLogger(), clock);
-      looks.push(needsLooks);
-      const { open, opened } = everything();
+      const { clock, needsLooks, open, opened } = looksOn();
       const before = [tool("echo")];
       const after = [tool("echo"), tool("trigger-sampling-request")];
       const found: [string, KnownLook][] = [];
-      needsLooks.request(
-        "g",
-        "everything",
-        open,
-        before,
-        lookedAt(undefined, before),
-        20_000,
-        (l) => found.push(["before", l]),
-      );
+      ask(needsLooks, open, before, (l) => found.push(["before", l]));
       await clock.advance(LOOK_SETTLE_MS);
       await eventually(() => opened() > 0, 10_000, "the first look under way");
       // The list changes while the first look runs.
-      needsLooks.request("g", "everything", open, after, lookedAt(undefined, after), 20_000, (l) =>
-        found.push(["after", l]),
-      );
+      ask(needsLooks, open, after, (l) => found.push(["after", l]));
       // The first look ends (one session: the bare one lists echo) and hands nothing back.
       await eventually(() => opened() === 1 && clock.pending === 1, 20_000, "the first look's end");
       expect(found).toEqual([]);
