@@ -26,6 +26,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether a line at `level` is written: a line built per call is built only then. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
   /** A logger whose lines carry `tag` (e.g. the upstream server name). */
   child(tag: string): Logger;
   /** Register values that must never appear in output (env values, header values, tokens). */
@@ -150,6 +152,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       info: (m, f) => emit("info", m, f),
       warn: (m, f) => emit("warn", m, f),
       error: (m, f) => emit("error", m, f),
+      enabled: (lvl) => RANK[lvl] >= RANK[level],
       child: (t) => make(tag ? `${tag}/${t}` : t),
       redact,
       tap: (listener) => {

@@ -128,18 +128,21 @@ export class Executor {
       ...(target && { target }),
       ...(compression && { compression }),
     });
-    const parsed = target ?? parseToolRef(ref);
-    this.log.info(
-      `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${durationMs.toFixed(1)} ms`,
-      {
-        caller: ctx.caller ?? "default",
-        server: parsed?.server ?? null,
-        tool: parsed?.tool ?? ref,
-        outcome,
-        ...(ctx.parentCallId !== undefined && { parent: ctx.parentCallId }),
-        ...(error !== undefined && { error }),
-      },
-    );
+    // Built only where it is written (not at `--log-level warn`).
+    if (this.log.enabled("info")) {
+      const parsed = target ?? parseToolRef(ref);
+      this.log.info(
+        `call ${ref} by ${ctx.caller ?? "default"}: ${outcome} in ${durationMs.toFixed(1)} ms`,
+        {
+          caller: ctx.caller ?? "default",
+          server: parsed?.server ?? null,
+          tool: parsed?.tool ?? ref,
+          outcome,
+          ...(ctx.parentCallId !== undefined && { parent: ctx.parentCallId }),
+          ...(error !== undefined && { error }),
+        },
+      );
+    }
     if (notes.length === 0 || options.raw === true) return result;
     // In _meta, not the text: the model's answer stays the tool's own.
     return { ...result, _meta: { ...result._meta, "mcpx/normalized": notes } };

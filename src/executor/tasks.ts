@@ -41,6 +41,12 @@ export interface TaskRun {
   afterMs: number;
   /** The client's request: aborting it cancels the call until the handle is sent, not after. */
   signal: AbortSignal;
+  /**
+   * `signal`'s controller where nothing but the client aborts it, and only before its answer
+   * (server/plain-dispatch.ts `requestController`): the work runs on it, not on a controller of
+   * its own forwarding the client's abort.
+   */
+  owner?: AbortController | undefined;
   /** The client's progress channel, when it asked for progress. */
   sendProgress?: SendProgress;
 }
@@ -78,21 +84,25 @@ export class CallTasks {
       controller: AbortController,
     ) => Promise<ToolResult>,
   ): Promise<ToolResult> {
-    const abort = new AbortController();
-    const forward = () => abort.abort(task.signal.reason);
-    if (task.signal.aborted) abort.abort(task.signal.reason);
-    task.signal.addEventListener("abort", forward, { once: true });
+    const owned = task.owner?.signal === task.signal ? task.owner : undefined;
+    const abort = owned ?? new AbortController();
+    const forward = owned ? undefined : () => abort.abort(task.signal.reason);
+    if (forward) {
+      if (task.signal.aborted) abort.abort(task.signal.reason);
+      task.signal.addEventListener("abort", forward, { once: true });
+    }
     const pacer = task.sendProgress && new Pacer(task.sendProgress, task.source, this.clock);
     const done = work(abort.signal, pacer && ((p) => pacer.forward(p)), abort);
     const room = task.afterMs > 0 && this.held(task.caller).size < this.limits.maxPerCaller;
     const waited = await this.wait(done, room ? task.afterMs : undefined, pacer, task.afterMs);
     if (waited !== undefined || !room) {
-      task.signal.removeEventListener("abort", forward);
+      if (forward) task.signal.removeEventListener("abort", forward);
       pacer?.stop();
       return waited ?? (await done);
     }
-    // Handed off: the client's request ends here, the call does not.
-    task.signal.removeEventListener("abort", forward);
+    // Handed off: the client's request ends here, the call does not (an owner's request is
+    // answered now, and nothing aborts it after).
+    if (forward) task.signal.removeEventListener("abort", forward);
     pacer?.stop();
     const id = randomUUID();
     const entry: Task = {

@@ -28,6 +28,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
 import { isRecord } from "../json.js";
+import type { AbortWatch } from "./deadline.js";
 import { plainKind } from "./lines.js";
 import type { Progress } from "./types.js";
 
@@ -43,7 +44,8 @@ interface Waiting {
 }
 
 export interface PlainCallOptions {
-  signal: AbortSignal;
+  /** An AbortSignal, or the call's deadline, which makes none (deadline.ts). */
+  signal: AbortWatch;
   onProgress: (p: Progress) => void;
 }
 

@@ -9,11 +9,19 @@ import type { SessionAsker } from "./asker.js";
 import type { ClientChannel, RelayKind } from "./channel.js";
 import type { Progress, RequestOptions } from "./types.js";
 import type { Era } from "../types.js";
-import { IdleDeadline } from "./deadline.js";
+import { IdleDeadline, type AbortWatch } from "./deadline.js";
 import { isRecord } from "../json.js";
 
 /** Rounds of input a modern upstream may ask for in one call. */
 export const MAX_INPUT_ROUNDS = 16;
+
+/**
+ * The call's deadline: what a plain call waits on (plain-call.ts) without an AbortSignal, and
+ * the AbortSignal for requests through the SDK.
+ */
+export interface CallDeadline extends AbortWatch {
+  readonly signal: AbortSignal;
+}
 
 /** What a relayed call needs of its session's SDK client. */
 export interface CallWire {
@@ -24,7 +32,7 @@ export interface CallWire {
    */
   request(
     params: Record<string, unknown>,
-    options: { signal: AbortSignal; onProgress: (p: Progress) => void; inputRequired: boolean },
+    options: { deadline: CallDeadline; onProgress: (p: Progress) => void; inputRequired: boolean },
   ): Promise<Record<string, unknown>>;
   /** notifications/roots/list_changed to the upstream. */
   rootsChanged(): Promise<void>;
@@ -53,7 +61,7 @@ export async function callRelayed(
     requestSignal,
   );
   const sent = {
-    signal: deadline.signal,
+    deadline,
     onProgress: (p: Progress) => {
       deadline.touch();
       o.onProgress?.(p);
@@ -75,7 +83,7 @@ export async function callRelayed(
         () => wire.rootsChanged(),
         () => wire.ping(Math.min(o.timeoutMs, 1_000)),
       );
-      return wire.request(params, { ...sent, inputRequired: false });
+      return wire.request(params, { inputRequired: false, ...sent });
     });
   } finally {
     deadline.dispose();
@@ -88,12 +96,12 @@ async function driveInputRounds(
   wire: CallWire,
   params: Record<string, unknown>,
   channel: ClientChannel,
-  sent: { signal: AbortSignal; onProgress: (p: Progress) => void },
+  sent: { deadline: CallDeadline; onProgress: (p: Progress) => void },
   caller: AbortSignal | undefined,
 ): Promise<Record<string, unknown>> {
   let retry: Record<string, unknown> = {};
   for (let round = 0; ; round++) {
-    const result = await wire.request({ ...params, ...retry }, { ...sent, inputRequired: true });
+    const result = await wire.request({ ...params, ...retry }, { inputRequired: true, ...sent });
     if (result.resultType !== "input_required") return result;
     // The caller has gone: its client is not asked, and the tool is not called again.
     caller?.throwIfAborted();

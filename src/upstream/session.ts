@@ -280,13 +280,13 @@ export class SdkSession implements UpstreamSession {
   private wire(): CallWire {
     return {
       era: this.era,
-      request: (params, { signal, onProgress, inputRequired }) =>
+      request: (params, { deadline, onProgress, inputRequired }) =>
         this.plain && !inputRequired
-          ? this.plain.call(params, { signal, onProgress })
+          ? this.plain.call(params, { signal: deadline, onProgress })
           : this.client.request({ method: "tools/call", params }, ResultSchema, {
               // The call's own deadline bounds it (relayed-call.ts), not the SDK's timer.
               timeout: NO_SDK_TIMEOUT,
-              signal,
+              signal: deadline.signal,
               onprogress: onProgress,
               ...(inputRequired && { allowInputRequired: true }),
             }),

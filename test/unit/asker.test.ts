@@ -14,6 +14,7 @@ import {
   type ClientChannel,
 } from "../../src/upstream/channel.js";
 import { IdleDeadline } from "../../src/upstream/deadline.js";
+import { countSignals } from "../helpers/signals.js";
 import { quietLogger } from "../helpers/inmemory.js";
 
 const ALL: ClientAbilities = { roots: true, elicitForm: true, elicitUrl: true, sampling: true };
@@ -282,5 +283,47 @@ describe("IdleDeadline", () => {
     ended.dispose();
     later.abort("after the call");
     expect(ended.signal.aborted).toBe(false);
+  });
+  it("is watched without an AbortSignal: listeners run once, removed ones never, late ones never", () => {
+    vi.useFakeTimers();
+    const made = countSignals();
+    try {
+      const call = new AbortController();
+      void call.signal; // the call's own, made before counting
+      const before = made.count();
+      const deadline = new IdleDeadline(1_000, () => "timed out", call.signal);
+      const heard: string[] = [];
+      const kept = () => heard.push("kept");
+      const removed = () => heard.push("removed");
+      deadline.addEventListener("abort", kept, { once: true });
+      deadline.addEventListener("abort", removed);
+      deadline.removeEventListener("abort", removed);
+      vi.advanceTimersByTime(1_000);
+      expect(deadline.aborted).toBe(true);
+      expect(deadline.reason).toBe("timed out");
+      expect(heard).toEqual(["kept"]);
+      // No AbortSignal was made for any of it.
+      expect(made.count()).toBe(before);
+      deadline.addEventListener("abort", () => heard.push("late"));
+      // One is made for whoever asks, already aborted with the reason.
+      expect(deadline.signal.aborted).toBe(true);
+      expect(deadline.signal.reason).toBe("timed out");
+      expect(made.count()).toBe(before + 1);
+      call.abort("after");
+      expect(heard).toEqual(["kept"]);
+      deadline.dispose();
+
+      // A signal asked for first aborts with the deadline, after the watchers ran.
+      const early = new IdleDeadline(1_000, () => "slow");
+      const signal = early.signal;
+      const order: string[] = [];
+      early.addEventListener("abort", () => order.push(`watch ${signal.aborted}`));
+      vi.advanceTimersByTime(1_000);
+      expect(signal.reason).toBe("slow");
+      expect(order).toEqual(["watch true"]);
+      early.dispose();
+    } finally {
+      made.restore();
+    }
   });
 });

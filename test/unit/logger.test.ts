@@ -28,6 +28,10 @@ describe("createLogger levels", () => {
     const { log, lines } = capture(level);
     logAll(log);
     expect(lines.map((l) => /(\w-msg)/.exec(l)?.[1])).toEqual(expected);
+    // enabled() says the same, so a line built per call is built only when written.
+    const enabled = (["debug", "info", "warn", "error"] as const).filter((l) => log.enabled(l));
+    expect(enabled.map((l) => `${l[0]}-msg`)).toEqual(expected);
+    expect(log.child("t").enabled("info")).toBe(log.enabled("info"));
   });
 
   it("defaults to info", () => {

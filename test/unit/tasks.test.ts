@@ -75,6 +75,36 @@ describe("CallTasks", () => {
     expect(after.seen.signal?.aborted).toBe(false);
   });
 
+  it("runs the work on the request's own controller when it is given one (no second signal)", async () => {
+    const clock = new FakeClock();
+    const tasks = new CallTasks(clock);
+    const owner = new AbortController();
+    let given: { signal?: AbortSignal; controller?: AbortController } = {};
+    const ran = tasks.run(
+      { caller: "a", source: "s.t", afterMs: 100, signal: owner.signal, owner },
+      (signal, _progress, controller) => {
+        given = { signal, controller };
+        return Promise.resolve(textResult("ok"));
+      },
+    );
+    expect(await ran).toEqual(textResult("ok"));
+    expect(given.signal).toBe(owner.signal);
+    expect(given.controller).toBe(owner);
+
+    // An owner that is not the signal's is not taken: the work gets a signal of its own.
+    const other = new AbortController();
+    const request = new AbortController();
+    const mismatched = pending();
+    void tasks.run(
+      { caller: "a", source: "s.t", afterMs: 100, signal: request.signal, owner: other },
+      mismatched.work,
+    );
+    expect(mismatched.seen.signal).not.toBe(request.signal);
+    expect(mismatched.seen.signal).not.toBe(other.signal);
+    request.abort();
+    expect(mismatched.seen.signal?.aborted).toBe(true);
+  });
+
   it("sends increasing progress: the call's own, and heartbeats between, none after the handle", async () => {
     const clock = new FakeClock();
     const tasks = new CallTasks(clock, { heartbeatMs: 10_000 });
