@@ -28,13 +28,16 @@ export function inputProblem(tool: string, args: Record<string, unknown>): strin
   if (bytes > LIMITS.argumentBytes) {
     return `The arguments of ${tool} are ${megabytes(bytes)} as JSON; mcpx takes at most ${megabytes(LIMITS.argumentBytes)}. Pass large content another way, e.g. as a file the server reads.`;
   }
-  const fields = { ...FIELDS[tool] };
-  if (tool === "call" && (args.method === undefined || args.method === "")) {
-    for (const alias of CALL_ALIASES) fields[alias] = "name";
-  }
-  for (const [key, kind] of Object.entries(fields)) {
-    const problem = fieldProblem(tool, key, kind, args[key]);
+  const fields = FIELDS[tool];
+  for (const key in fields) {
+    const problem = fieldProblem(tool, key, fields[key]!, args[key]);
     if (problem) return problem;
+  }
+  if (tool === "call" && (args.method === undefined || args.method === "")) {
+    for (const alias of CALL_ALIASES) {
+      const problem = fieldProblem(tool, alias, "name", args[alias]);
+      if (problem) return problem;
+    }
   }
   return undefined;
 }
