@@ -193,9 +193,13 @@ class ToolCalls {
     });
     const codec = this.sdk._wireCodec();
     // Not sent once the client cancelled or left, as the SDK's `_onrequest` does; the work
-    // aborting its signal for another reason (the drain at shutdown) still answers.
-    const send = (message: JSONRPCMessage) =>
-      entry.cancelled ? undefined : this.transport.send(message);
+    // aborting its signal for another reason (the drain at shutdown) still answers. Answered,
+    // the request is no longer running: a close while the answer waits for the pipe to drain
+    // must not abort its controller, which a call handed off as a task still runs on.
+    const send = (message: JSONRPCMessage) => {
+      if (this.running.get(id) === entry) this.running.delete(id);
+      return entry.cancelled ? undefined : this.transport.send(message);
+    };
     Promise.resolve()
       .then(() => this.handler(request, ctx))
       .then(

@@ -114,9 +114,13 @@ export class IdleDeadline implements AbortWatch {
   private abort(reason: unknown): void {
     if (this.abortedWith) return;
     this.abortedWith = { reason };
-    const listeners = this.listeners;
-    this.listeners = [];
     this.controller?.abort(reason);
-    for (const listener of listeners) listener();
+    // Each once, in order; one removed by an earlier one does not run (as on an AbortSignal).
+    for (const listener of [...this.listeners]) {
+      const i = this.listeners.indexOf(listener);
+      if (i < 0) continue;
+      this.listeners.splice(i, 1);
+      listener();
+    }
   }
 }

@@ -24,7 +24,11 @@ describe("a plain tools/call's abort signals", () => {
   it("makes one per call in mcpx (the request's): not one for its task and one for its deadline too", async () => {
     const dir = tempDir();
     const config = parseConfig(
-      { mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } } },
+      {
+        mcpServers: { f: { ...fixtureServer("faulty.mjs"), session: "shared" } },
+        // No health check meanwhile: its ping would be counted too.
+        health: { interval: 3_600_000 },
+      },
       path.join(dir, "mcpx.json"),
       {},
     );

@@ -313,7 +313,20 @@ describe("IdleDeadline", () => {
       expect(heard).toEqual(["kept"]);
       deadline.dispose();
 
-      // A signal asked for first aborts with the deadline, after the watchers ran.
+      // One listener removing a later one: that one does not run, as on an AbortSignal.
+      const pair = new IdleDeadline(1_000, () => "x");
+      const ran: string[] = [];
+      const second = () => ran.push("second");
+      pair.addEventListener("abort", () => {
+        ran.push("first");
+        pair.removeEventListener("abort", second);
+      });
+      pair.addEventListener("abort", second);
+      vi.advanceTimersByTime(1_000);
+      expect(ran).toEqual(["first"]);
+      pair.dispose();
+
+      // A signal asked for first aborts with the deadline, before the watchers run.
       const early = new IdleDeadline(1_000, () => "slow");
       const signal = early.signal;
       const order: string[] = [];
