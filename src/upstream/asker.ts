@@ -62,9 +62,6 @@ export const ROOTS_ALIGN_MS = 1_000;
 /** How long a call waits for a sign that the upstream applied the roots it read. */
 export const ROOTS_SETTLE_MS = 150;
 
-/** Clients whose roots one session keeps at most (asker.ts `keptRoots`). */
-const MAX_KEPT_ROOTS = 32;
-
 /**
  * One upstream session's side of the relay: which calls run on it (each with its channel), which
  * call a request belongs to, and the roots the upstream last read.
@@ -89,16 +86,6 @@ export class SessionAsker {
   private settled = true;
   private rootsAnswered: (() => void)[] = [];
   private activityWaiters: (() => void)[] = [];
-  /**
-   * Whether a client's roots/list_changed reaches this asker (`RelayHub.add`): only then are the
-   * roots a client gave kept past its call.
-   */
-  private followed = false;
-  /**
-   * The roots each client that says when they change gave, by client id, until it says so:
-   * a call of such a client costs no roots/list round trip to it when its roots are known.
-   */
-  private readonly keptRoots = new Map<string, Promise<Root[]>>();
 
   constructor(private readonly options: AskerOptions) {
     this.log = options.logger;
@@ -123,7 +110,6 @@ export class SessionAsker {
    * one of its calls runs on this session (the upstream should then be told).
    */
   clientRootsChanged(clientId: string): boolean {
-    this.keptRoots.delete(clientId);
     let running = false;
     for (const call of this.calls) {
       if (call.channel.clientId !== clientId) continue;
@@ -302,37 +288,14 @@ export class SessionAsker {
   /** The roots `call` should see: its client's, when the session allows and the client has them. */
   private rootsOf(call: CallEntry): Promise<Root[]> {
     if (!this.clientGivesRoots(call)) return Promise.resolve([...this.options.roots]);
-    if (call.roots) return call.roots;
-    const { channel } = call;
-    const keeps = this.followed && channel.abilities.rootsListChanged === true;
-    const kept = keeps ? this.keptRoots.get(channel.clientId) : undefined;
-    if (kept) return (call.roots = kept);
-    const fetched = call
-      .hold(channel.roots(call.options))
+    call.roots ??= call
+      .hold(call.channel.roots(call.options))
       .then((answer) => rootsIn(answer))
-      .then((roots) => (channel.confined ? confineRoots(roots, this.options.roots) : roots))
+      .then((roots) => (call.channel.confined ? confineRoots(roots, this.options.roots) : roots))
       .catch((err: unknown) => {
         throw relayFailure("roots", call, err);
       });
-    call.roots = fetched;
-    if (keeps) {
-      const id = channel.clientId;
-      this.keptRoots.delete(id);
-      this.keptRoots.set(id, fetched);
-      // A few clients at most share a session: the oldest is forgotten past the bound.
-      if (this.keptRoots.size > MAX_KEPT_ROOTS)
-        this.keptRoots.delete(this.keptRoots.keys().next().value!);
-      // A failed answer is not kept: the next call asks again.
-      fetched.catch(() => {
-        if (this.keptRoots.get(id) === fetched) this.keptRoots.delete(id);
-      });
-    }
-    return fetched;
-  }
-
-  /** A client's roots/list_changed reaches this asker (RelayHub): roots may be kept (rootsOf). */
-  followRootsChanges(): void {
-    this.followed = true;
+    return call.roots;
   }
 
   private async relay(
@@ -459,7 +422,6 @@ export class RelayHub {
   /** Track `asker`; `notify` sends notifications/roots/list_changed upstream. Returns the removal. */
   add(asker: SessionAsker, notify: () => Promise<void>): () => void {
     this.sessions.set(asker, notify);
-    asker.followRootsChanges();
     return () => this.sessions.delete(asker);
   }
 

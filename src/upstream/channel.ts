@@ -20,11 +20,6 @@ export type RelayKind = "roots" | "elicitation" | "sampling";
 /** What a downstream client declared it can answer. */
 export interface ClientAbilities {
   roots: boolean;
-  /**
-   * It declared `roots.listChanged`: it says when its roots change, so the roots it gave may be
-   * kept until then (asker.ts), not asked for again at each call.
-   */
-  rootsListChanged?: boolean;
   /** Form-mode elicitation (an empty `elicitation: {}` declares form mode only). */
   elicitForm: boolean;
   elicitUrl: boolean;
@@ -104,7 +99,6 @@ export function abilitiesOf(capabilities: unknown): ClientAbilities {
   const modes = elicitation && ("form" in elicitation || "url" in elicitation);
   return {
     roots: isRecord(caps.roots),
-    rootsListChanged: isRecord(caps.roots) && caps.roots.listChanged === true,
     elicitForm: elicitation !== undefined && (!modes || isRecord(elicitation.form)),
     elicitUrl: elicitation !== undefined && isRecord(elicitation.url),
     sampling: isRecord(caps.sampling),

@@ -20,7 +20,6 @@ import { quietLogger } from "../helpers/inmemory.js";
 const ALL: ClientAbilities = { roots: true, elicitForm: true, elicitUrl: true, sampling: true };
 const NONE: ClientAbilities = {
   roots: false,
-  rootsListChanged: false,
   elicitForm: false,
   elicitUrl: false,
   sampling: false,
@@ -228,14 +227,11 @@ describe("abilitiesOf", () => {
     expect(abilitiesOf({ elicitation: {} })).toEqual({ ...NONE, elicitForm: true });
     expect(abilitiesOf({ elicitation: { url: {} }, roots: {}, sampling: {} })).toEqual({
       roots: true,
-      rootsListChanged: false,
       elicitForm: false,
       elicitUrl: true,
       sampling: true,
     });
     expect(abilitiesOf(undefined)).toEqual(NONE);
-    // Roots kept until the client says they changed only when it says it will.
-    expect(abilitiesOf({ roots: { listChanged: true } }).rootsListChanged).toBe(true);
     expect(capabilitiesOf({ ...NONE, elicitForm: true })).toEqual({
       elicitation: { form: {} },
       extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
