@@ -71,8 +71,9 @@ function outliving(
       // Inside an MCP Task the client already polls the task: no handle of our own.
       afterMs: req.inTask === true ? 0 : ctx.config.taskAfterMs,
       signal: req.signal,
-      // The request's own controller: the call runs on it (no second signal).
-      owner: req.controller?.signal === req.signal ? req.controller : undefined,
+      // The request's own controller: the call runs on it (no second signal; CallTasks checks
+      // that it is the signal's).
+      owner: req.controller,
       ...(req.sendProgress && { sendProgress: req.sendProgress }),
     },
     // Onto withoutProgress's copy: keys added after a spread cost V8 a slow path.
