@@ -5,7 +5,7 @@
  * per request. The session's kept server (session-servers.ts) gets the request through its
  * `SessionTransport`, and what it sends back for it (progress, logs, requests to the client, the
  * answer) is written to the response as the same SSE frames the SDK writes; an answer that is the
- * first thing sent within HEADERS_HOLD_MS is the whole response, as one JSON body.
+ * first thing sent within HEADERS_HOLD_MS (twice that at most) is the whole response, as one JSON body.
  *
  * Only what the SDK's transport would serve the same way comes here, checked before anything
  * happens (`directRequest`); everything else (initialize, batches, notifications, answers, GET,
@@ -106,25 +106,31 @@ function requestView(req: IncomingMessage): Request {
 }
 
 /**
- * How long an answer's status and headers may wait to leave in one write with the answer itself.
- * Most calls end sooner: one write instead of three (headers, the opening comment, the answer,
- * the end). A longer call's headers still reach its client within this.
+ * How long an answer's status and headers may wait to leave in one write with the answer itself:
+ * at least this, at most twice this. Most calls end sooner: one write instead of three (headers,
+ * the opening comment, the answer, the end), and a JSON body the client reads instead of an event
+ * stream it parses. A longer call's headers still reach its client within twice this.
  */
 export const HEADERS_HOLD_MS = 10;
 
 /**
  * The open direct answers of one endpoint, kept alive by one timer for all of them (the SDK
- * arms one per answer), and the answers whose headers are held, sent by one timer too.
+ * arms one per answer), and the answers whose headers are held, sent by one timer too. That
+ * timer ticks every `holdMs` while answers are held and opens those that were already held at
+ * the tick before: an answer begun just before a tick is not opened by it (under load, calls
+ * begin all the time, and a tick opening every held answer would open most of them young).
  */
 export class DirectAnswers {
   private readonly open = new Set<DirectAnswer>();
-  private readonly held = new Set<DirectAnswer>();
+  /** Answers held since the last tick, and those held since the one before (opened next tick). */
+  private held = new Set<DirectAnswer>();
+  private older = new Set<DirectAnswer>();
   private timer?: NodeJS.Timeout;
   private holdTimer?: NodeJS.Timeout;
 
   constructor(private readonly holdMs = HEADERS_HOLD_MS) {}
 
-  /** Start answering `id` on `res`: status and headers go out with the answer, or within HEADERS_HOLD_MS. */
+  /** Start answering `id` on `res`: status and headers go out with the answer, or within 2 × holdMs. */
   begin(
     req: IncomingMessage,
     res: ServerResponse,
@@ -134,16 +140,13 @@ export class DirectAnswers {
     const exchange = new DirectAnswer(res, id, (answered) => {
       this.open.delete(exchange);
       this.held.delete(exchange);
+      this.older.delete(exchange);
       if (this.open.size === 0) this.stopTimer();
       onEnd(answered);
     });
     this.open.add(exchange);
     this.held.add(exchange);
-    this.holdTimer ??= setTimeout(() => {
-      this.holdTimer = undefined;
-      for (const answer of this.held) answer.opened();
-      this.held.clear();
-    }, this.holdMs);
+    this.holdTimer ??= setInterval(() => this.tick(), this.holdMs);
     this.timer ??= setInterval(() => {
       for (const answer of this.open) answer.keepAlive();
     }, KEEP_ALIVE_MS).unref();
@@ -156,10 +159,23 @@ export class DirectAnswers {
     this.stopTimer();
   }
 
+  /** Open the answers held for a whole tick; the younger ones wait for the next. */
+  private tick(): void {
+    const due = this.older;
+    this.older = this.held;
+    this.held = due;
+    for (const answer of due) answer.opened();
+    due.clear();
+    if (this.older.size === 0) {
+      clearInterval(this.holdTimer);
+      this.holdTimer = undefined;
+    }
+  }
+
   private stopTimer(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    clearTimeout(this.holdTimer);
+    clearInterval(this.holdTimer);
     this.holdTimer = undefined;
   }
 }

@@ -35,7 +35,7 @@ export interface HttpOptions {
   sessionMaxAgeMs?: number;
   /** The clock session ids are issued and checked with (tests). */
   now?: () => number;
-  /** How long a quick answer's headers wait to leave with it (default 10 ms; tests). */
+  /** How long a quick answer's headers wait to leave with it (10 to 20 ms by default; tests). */
   headersHoldMs?: number;
   /** Connection caps and timeouts (defaults: DEFAULT_CONNECTION_LIMITS). */
   connections?: Partial<ConnectionLimits>;

@@ -2,13 +2,18 @@
  * The 2025-era hot path (src/server/http-direct.ts): which requests it serves straight on node's
  * response, and that what it answers on the wire is what the SDK's transport answered.
  */
-import type { IncomingMessage } from "node:http";
-import { connect } from "node:net";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import { connect, type AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import type { Proxy } from "../../src/proxy.js";
-import { directRequest } from "../../src/server/http-direct.js";
+import { DirectAnswers, directRequest, type DirectAnswer } from "../../src/server/http-direct.js";
 import { serveHttp, type HttpHandle } from "../../src/server/http.js";
 import { memoryProxy } from "../helpers/inmemory.js";
 import { INITIALIZE } from "../helpers/proxy.js";
@@ -64,6 +69,66 @@ describe("directRequest", () => {
   it("leaves GET and DELETE to the general path", () => {
     expect(directRequest(incoming(HEADERS, "GET"), CALL)).toBeUndefined();
     expect(directRequest(incoming(HEADERS, "DELETE"), CALL)).toBeUndefined();
+  });
+});
+
+describe("DirectAnswers", () => {
+  it("holds an answer's headers at least the hold and at most twice it, however busy the endpoint", async () => {
+    // The global timers (the endpoint's) are faked; the HTTP server and client run for real.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    const answers = new DirectAnswers(10);
+    const held: { exchange: DirectAnswer; res: ServerResponse }[] = [];
+    let arrived: () => void = () => undefined;
+    const server = createServer((req, res) => {
+      held.push({ exchange: answers.begin(req, res, held.length, () => undefined).exchange, res });
+      arrived();
+    });
+    try {
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const { port } = server.address() as AddressInfo;
+      const bodies: Promise<string>[] = [];
+      /** A request, resolved once the endpoint began answering it. */
+      const send = () =>
+        new Promise<void>((resolve, reject) => {
+          arrived = resolve;
+          const req = httpRequest({ host: "127.0.0.1", port, method: "POST", agent: false });
+          bodies.push(
+            new Promise<string>((done) =>
+              req.once("response", (res) => {
+                let text = "";
+                res.on("data", (c: Buffer) => (text += c.toString()));
+                res.once("end", () => done(text));
+              }),
+            ),
+          );
+          req.once("error", reject);
+          req.end();
+        });
+      await send();
+      vi.advanceTimersByTime(9);
+      await send();
+      // The first tick opens neither: the second answer was held 1 ms (a tick that opened every
+      // held answer opened most of them young under load, and their clients parsed an event
+      // stream instead of reading one JSON body).
+      vi.advanceTimersByTime(1);
+      expect(held.map((h) => h.res.headersSent)).toEqual([false, false]);
+      // The next opens both: none waits more than twice the hold.
+      vi.advanceTimersByTime(9);
+      expect(held.map((h) => h.res.headersSent)).toEqual([false, false]);
+      vi.advanceTimersByTime(1);
+      expect(held.map((h) => h.res.headersSent)).toEqual([true, true]);
+      for (const [id, { exchange }] of held.entries())
+        await exchange.send({ jsonrpc: "2.0", id, result: {} });
+      // Both answers were opened: each is an event after the open comment.
+      for (const body of await Promise.all(bodies))
+        expect(body).toMatch(/^: open\n\nevent: message\n/);
+      // Nothing open, nothing held: no timer left running.
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      answers.closeAll();
+      vi.useRealTimers();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
