@@ -34,7 +34,12 @@ const CALLS = Number(process.env.MCPX_BENCH_PEERS_CALLS ?? 3_000);
 const LATENCY_CALLS = Number(process.env.MCPX_BENCH_PEERS_LATENCY ?? 400);
 const WARM_LATENCY_CALLS = Number(process.env.MCPX_BENCH_PEERS_WARM_LATENCY ?? 1_000);
 const CLIENTS = 32;
-const ROUNDS = 3;
+/**
+ * Five rounds: each arm's first one also compiles its own hot code and the clients' code for its
+ * transport, and is slower for every arm (by a third to a half); of three rounds the median was
+ * then the slower of two warm ones, of five it is the middle of four.
+ */
+const ROUNDS = 5;
 const WARMUP = 30;
 /**
  * Latency is read twice per arm: over the first calls of a new client (over stdio, of a new mcpx
@@ -60,6 +65,11 @@ interface Round {
   failed: number;
   /** CPU ms per call of the arm's HTTP server process (its upstreams not counted). */
   cpu: number;
+  /**
+   * Share of one core the clients used: all 32 live in this process, on one thread, so near 100 %
+   * the round's calls/s were bound by the clients' own work, not by the arm.
+   */
+  clientsBusy: number;
 }
 
 interface ArmResult {
@@ -72,6 +82,7 @@ interface ArmResult {
 /** All clients call back to back; `calls` in all, spread evenly. */
 async function burst(peer: Peer, clients: Client[], calls: number, round: number): Promise<Round> {
   const cpu0 = cpuMs(peer.pid);
+  const own0 = process.cpuUsage();
   const t0 = performance.now();
   let failed = 0;
   await Promise.all(
@@ -86,7 +97,13 @@ async function burst(peer: Peer, clients: Client[], calls: number, round: number
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  return { rate: (calls - failed) / seconds, failed, cpu: (cpuMs(peer.pid) - cpu0) / calls };
+  const own = process.cpuUsage(own0);
+  return {
+    rate: (calls - failed) / seconds,
+    failed,
+    cpu: (cpuMs(peer.pid) - cpu0) / calls,
+    clientsBusy: (own.user + own.system) / 1e6 / seconds,
+  };
 }
 
 /** The waits for a quiet machine, as the report says them. */
@@ -254,7 +271,9 @@ export async function runPeersBench(): Promise<BenchSection> {
         for (const key of order) {
           const round = await burst(peers.get(key)!, clients.get(key)!, CALLS, r);
           results.get(key)!.rounds.push(round);
-          console.error(`bench peers: round ${r + 1} ${key}: ${round.rate.toFixed(0)} calls/s`);
+          console.error(
+            `bench peers: round ${r + 1} ${key}: ${round.rate.toFixed(0)} calls/s, ${f2(round.cpu)} ms CPU per call, clients ${(round.clientsBusy * 100).toFixed(0)} % busy`,
+          );
         }
       }
       for (const [key, peer] of peers) results.get(key)!.afterKb = memoryKb(peer.pid).rssKb;
@@ -283,6 +302,12 @@ export async function runPeersBench(): Promise<BenchSection> {
   }
 }
 
+/** The round whose calls/s is the median (the middle one of an odd count). */
+function medianRound(rounds: Round[]): Round {
+  const sorted = [...rounds].sort((a, b) => a.rate - b.rate);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 function render(
   results: Map<ArmKey, ArmResult>,
   stdio: Latency,
@@ -302,6 +327,7 @@ function render(
       : pct(key, "direct"),
     r.rounds.map((x) => x.rate.toFixed(0)).join(" / "),
     f2(p50(r.rounds.map((x) => x.cpu))),
+    `${(medianRound(r.rounds).clientsBusy * 100).toFixed(0)} %`,
     mb(r.idleKb),
     mb(r.afterKb),
     String(r.rounds.reduce((n, x) => n + x.failed, 0)),
@@ -367,12 +393,14 @@ function render(
     "",
     `Each arm serves server-everything's \`echo\` (the minimal SDK echo server, bench/echo-server.mjs, for the last two) over HTTP; ` +
       `${CLIENTS} SDK clients per arm (SDK 1.x, one MCP session each) make ${CALLS.toLocaleString("en-US")} calls per round back to back, ` +
-      `every answer checked; ${ROUNDS} rounds, the arms interleaved in a rotating order, started once the machine is quiet (${quietText(quiet)}); calls/s is the median round. ` +
+      `every answer checked; ${ROUNDS} rounds, the arms interleaved in a rotating order, started once the machine is quiet (${quietText(quiet)}); calls/s is the median round (each arm's first round is slower: it also compiles the arm's code and the clients' code for its transport). ` +
       "server-everything direct: its own streamable HTTP (express, stateful). mcp-hub: its `/mcp` endpoint, the deprecated HTTP+SSE transport " +
       "(started offline: HOME and XDG folders in a temp folder with its registry cache seeded). mcp-proxy: `--port`, streamable HTTP. " +
       "supergateway: `--outputTransport streamableHttp --stateful` (one server-everything per session). mcpx: the built " +
       '`dist/bundle/index.js --port 0`, the upstream `"session": "shared"` over stdio, called as `call({ method: "everything.echo" })`. ' +
       "CPU: user + system ms per call of the arm's HTTP process alone (from /proc; its upstreams not counted). " +
+      "Clients busy: the CPU the 32 clients used in the median round, as a share of one core (they share this one-threaded process): " +
+      "near 100 %, that round's calls/s were bound by the clients' own work (the SDK client's fetch, parsing, GC) more than by the arm. " +
       "RSS (VmRSS) of that process: idle after start, and after the rounds with the clients still connected.",
     "",
     table(
@@ -382,12 +410,13 @@ function render(
         "vs server-everything's own HTTP",
         "rounds",
         "CPU ms/call",
+        "clients busy",
         "RSS idle MB",
         "RSS after MB",
         "failed calls",
       ],
       rows,
-      ["left", "right", "right", "right", "right", "right", "right", "right"],
+      ["left", "right", "right", "right", "right", "right", "right", "right", "right"],
     ),
     "",
     `Client errors outside any call (a background send of the SDK client failing): ${stray}.`,
