@@ -118,7 +118,8 @@ export const HEADERS_HOLD_MS = 10;
  * arms one per answer), and the answers whose headers are held, sent by one timer too. That
  * timer ticks every `holdMs` while answers are held and opens those that were already held at
  * the tick before: an answer begun just before a tick is not opened by it (under load, calls
- * begin all the time, and a tick opening every held answer would open most of them young).
+ * begin all the time, and a tick opening every held answer would open most of them young). The
+ * answer that starts the timer is opened by its first tick, `holdMs` later.
  */
 export class DirectAnswers {
   private readonly open = new Set<DirectAnswer>();
@@ -145,8 +146,10 @@ export class DirectAnswers {
       onEnd(answered);
     });
     this.open.add(exchange);
-    this.held.add(exchange);
-    this.holdTimer ??= setInterval(() => this.tick(), this.holdMs);
+    if (this.holdTimer === undefined) {
+      this.older.add(exchange);
+      this.holdTimer = setInterval(() => this.tick(), this.holdMs);
+    } else this.held.add(exchange);
     this.timer ??= setInterval(() => {
       for (const answer of this.open) answer.keepAlive();
     }, KEEP_ALIVE_MS).unref();
@@ -162,10 +165,11 @@ export class DirectAnswers {
   /** Open the answers held for a whole tick; the younger ones wait for the next. */
   private tick(): void {
     const due = this.older;
-    this.older = this.held;
-    this.held = due;
     for (const answer of due) answer.opened();
     due.clear();
+    // Whatever began meanwhile waits a whole tick more.
+    this.older = this.held;
+    this.held = due;
     if (this.older.size === 0) {
       clearInterval(this.holdTimer);
       this.holdTimer = undefined;

@@ -10,7 +10,7 @@ import {
 } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import type { Proxy } from "../../src/proxy.js";
 import { DirectAnswers, directRequest, type DirectAnswer } from "../../src/server/http-direct.js";
@@ -73,7 +73,12 @@ describe("directRequest", () => {
 });
 
 describe("DirectAnswers", () => {
-  it("holds an answer's headers at least the hold and at most twice it, however busy the endpoint", async () => {
+  // A test that times out skips its own cleanup: the next ones must not inherit fake timers.
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("holds an answer's headers at least the hold and at most twice it, and stops its timer when nothing is held", async () => {
     // The global timers (the endpoint's) are faked; the HTTP server and client run for real.
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
     const answers = new DirectAnswers(10);
@@ -107,19 +112,29 @@ describe("DirectAnswers", () => {
       await send();
       vi.advanceTimersByTime(9);
       await send();
-      // The first tick opens neither: the second answer was held 1 ms (a tick that opened every
-      // held answer opened most of them young under load, and their clients parsed an event
-      // stream instead of reading one JSON body).
+      // The first tick opens the answer that started the timer, held 10 ms; not the one begun
+      // 1 ms before it (a tick that opened every held answer opened most of them young under
+      // load, and their clients parsed an event stream instead of reading one JSON body).
       vi.advanceTimersByTime(1);
-      expect(held.map((h) => h.res.headersSent)).toEqual([false, false]);
-      // The next opens both: none waits more than twice the hold.
+      expect(held.map((h) => h.res.headersSent)).toEqual([true, false]);
+      // The next opens it: none waits more than twice the hold.
       vi.advanceTimersByTime(9);
-      expect(held.map((h) => h.res.headersSent)).toEqual([false, false]);
+      expect(held.map((h) => h.res.headersSent)).toEqual([true, false]);
       vi.advanceTimersByTime(1);
       expect(held.map((h) => h.res.headersSent)).toEqual([true, true]);
+      // Nothing held: the hold timer stopped itself; the keep-alive timer stays while answers are open.
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(30);
+      expect(vi.getTimerCount()).toBe(1);
+      // A later answer starts it again, and is opened by its first tick.
+      await send();
+      vi.advanceTimersByTime(9);
+      expect(held[2]!.res.headersSent).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(held[2]!.res.headersSent).toBe(true);
       for (const [id, { exchange }] of held.entries())
         await exchange.send({ jsonrpc: "2.0", id, result: {} });
-      // Both answers were opened: each is an event after the open comment.
+      // Every answer was opened: each is an event after the open comment.
       for (const body of await Promise.all(bodies))
         expect(body).toMatch(/^: open\n\nevent: message\n/);
       // Nothing open, nothing held: no timer left running.
