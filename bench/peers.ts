@@ -37,7 +37,7 @@ const CLIENTS = 32;
 /**
  * Five rounds: each arm's first one also compiles its own hot code and the clients' code for its
  * transport, and is slower for every arm (by a third to a half); of three rounds the median was
- * then the slower of two warm ones, of five it is the middle of four.
+ * then the slower of two warm ones, of five it is the second slowest of four.
  */
 const ROUNDS = 5;
 const WARMUP = 30;
@@ -66,8 +66,9 @@ interface Round {
   /** CPU ms per call of the arm's HTTP server process (its upstreams not counted). */
   cpu: number;
   /**
-   * Share of one core the clients used: all 32 live in this process, on one thread, so near 100 %
-   * the round's calls/s were bound by the clients' own work, not by the arm.
+   * Share of the round the clients' thread was busy (its event loop not waiting for I/O): all 32
+   * live in this process, on its main thread, so near 100 % the round's calls/s were bound by the
+   * clients' own work, not by the arm.
    */
   clientsBusy: number;
 }
@@ -82,7 +83,7 @@ interface ArmResult {
 /** All clients call back to back; `calls` in all, spread evenly. */
 async function burst(peer: Peer, clients: Client[], calls: number, round: number): Promise<Round> {
   const cpu0 = cpuMs(peer.pid);
-  const own0 = process.cpuUsage();
+  const loop0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   let failed = 0;
   await Promise.all(
@@ -97,12 +98,11 @@ async function burst(peer: Peer, clients: Client[], calls: number, round: number
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  const own = process.cpuUsage(own0);
   return {
     rate: (calls - failed) / seconds,
     failed,
     cpu: (cpuMs(peer.pid) - cpu0) / calls,
-    clientsBusy: (own.user + own.system) / 1e6 / seconds,
+    clientsBusy: performance.eventLoopUtilization(loop0).utilization,
   };
 }
 
@@ -305,7 +305,8 @@ export async function runPeersBench(): Promise<BenchSection> {
 /** The round whose calls/s is the median (the middle one of an odd count). */
 function medianRound(rounds: Round[]): Round {
   const sorted = [...rounds].sort((a, b) => a.rate - b.rate);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  // The nearest rank, as p50 reads calls/s (bench/lib/stats.ts).
+  return sorted[Math.ceil(sorted.length / 2) - 1]!;
 }
 
 function render(
@@ -399,9 +400,10 @@ function render(
       "supergateway: `--outputTransport streamableHttp --stateful` (one server-everything per session). mcpx: the built " +
       '`dist/bundle/index.js --port 0`, the upstream `"session": "shared"` over stdio, called as `call({ method: "everything.echo" })`. ' +
       "CPU: user + system ms per call of the arm's HTTP process alone (from /proc; its upstreams not counted). " +
-      "Clients busy: the CPU the 32 clients used in the median round, as a share of one core (they share this one-threaded process): " +
-      "near 100 %, that round's calls/s were bound by the clients' own work (the SDK client's fetch, parsing, GC) more than by the arm. " +
-      "RSS (VmRSS) of that process: idle after start, and after the rounds with the clients still connected.",
+      "Clients busy: the share of the median round (by calls/s) that the clients' thread was busy, its event loop not waiting for I/O " +
+      "(all 32 clients share this process's main thread): near 100 %, that round's calls/s were bound by the clients' own work " +
+      "(the SDK client's fetch, parsing, GC) more than by the arm. " +
+      "RSS (VmRSS) of the arm's HTTP process: idle after start, and after the rounds with the clients still connected.",
     "",
     table(
       [
